@@ -1,0 +1,126 @@
+// Package dispatch is the data model of a Queen dispatch row: the fields the
+// Queen owns, what queen-app records on the row, strict decoding of rows from
+// JSON (the API, import and replay share it), and the claim view computed by
+// internal/rules from a row and the clock.
+package dispatch
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/queen-app/queen-app/internal/rules"
+)
+
+// Row is one dispatch row: one per repository and issue.
+type Row struct {
+	Repo           string            `json:"repo"`
+	Issue          int64             `json:"issue"`
+	Branch         string            `json:"branch"`
+	Started        bool              `json:"started"`
+	DispatchedAt   *time.Time        `json:"dispatched_at"`
+	FinishedAt     *time.Time        `json:"finished_at"`
+	ReviewState    *string           `json:"review_state"`
+	SendBacks      uint32            `json:"send_backs"`
+	Ceiling        uint32            `json:"ceiling"`
+	CeilingRelease uint32            `json:"ceiling_releases"`
+	Criteria       []json.RawMessage `json:"criteria"` // nil: not read
+	FreeAttempts   uint32            `json:"free_attempts"`
+	ReviewerMisses uint32            `json:"reviewer_misses"`
+	OwnedPaths     []string          `json:"owned_paths"`
+	JudgedHead     *string           `json:"judged_head"`
+	Reaped         bool              `json:"reaped"`
+	IssueOpen      *bool             `json:"issue_open"`
+	OwnerAssigned  bool              `json:"owner_assigned"`
+
+	// Recorded by queen-app.
+	PRs       *PRState     `json:"prs,omitempty"`
+	Freed     *FreeRecord  `json:"freed,omitempty"`
+	WouldFree *FreeRecord  `json:"would_free,omitempty"`
+	Export    *ExportState `json:"export,omitempty"`
+	Version   int64        `json:"version"`
+}
+
+// PRState is what the last read of the branch's pull requests found.
+type PRState struct {
+	Read           bool       `json:"read"`
+	Open           uint32     `json:"open"`
+	Merged         uint32     `json:"merged"`
+	ClosedUnmerged uint32     `json:"closed_unmerged"`
+	ReadAt         *time.Time `json:"read_at,omitempty"`
+	Numbers        []int      `json:"numbers,omitempty"`
+}
+
+// FreeRecord says who freed a claim, when, and on what evidence.
+type FreeRecord struct {
+	At       time.Time `json:"at"`
+	Rule     string    `json:"rule"` // send_back_claim, accept_claim, manual
+	Evidence string    `json:"evidence"`
+	Delivery string    `json:"delivery,omitempty"`
+}
+
+// ExportState is the export push's progress on the row.
+type ExportState struct {
+	State      string `json:"state"`
+	PushedHead string `json:"pushed_head,omitempty"`
+	PRNumber   int    `json:"pr_number,omitempty"`
+	Refusal    string `json:"refusal,omitempty"`
+	Attempts   int    `json:"attempts"`
+	LastError  string `json:"last_error,omitempty"`
+}
+
+// Rule names as recorded in FreeRecord.Rule and the audit.
+const (
+	RuleSendBack = "send_back_claim"
+	RuleAccept   = "accept_claim"
+	RuleManual   = "manual"
+)
+
+var repoPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$`)
+
+// ValidRepo reports whether s is an "owner/name" GitHub would accept.
+func ValidRepo(s string) bool {
+	return repoPattern.MatchString(s) && s[len(s)-1] != '/' && !containsDotDot(s)
+}
+
+func containsDotDot(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '.' && s[i+1] == '.' {
+			return true
+		}
+	}
+	return false
+}
+
+// New is an empty row for repo and issue with the defaults of the design:
+// the runtime's ceiling and the queen-<issue> branch.
+func New(repo string, issue int64) *Row {
+	return &Row{Repo: repo, Issue: issue, Ceiling: rules.DefaultSendBackCeiling}
+}
+
+// Key names a row: "owner/name#N".
+func (r *Row) Key() string { return r.Repo + "#" + strconv.FormatInt(r.Issue, 10) }
+
+// BranchName is the row's branch, queen-<issue> unless the Queen named one.
+func (r *Row) BranchName() string {
+	if r.Branch != "" {
+		return r.Branch
+	}
+	return fmt.Sprintf("queen-%d", r.Issue)
+}
+
+// ReviewWord is review_state with null read as "".
+func (r *Row) ReviewWord() string {
+	if r.ReviewState == nil {
+		return ""
+	}
+	return *r.ReviewState
+}
+
+// ResetRecorded drops what queen-app recorded for an earlier attempt: a new
+// dispatch starts fresh.
+func (r *Row) ResetRecorded() {
+	r.PRs, r.Freed, r.WouldFree, r.Export = nil, nil, nil, nil
+}

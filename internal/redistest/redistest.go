@@ -1,0 +1,165 @@
+// Package redistest starts private redis-server processes for tests. A test
+// that needs Redis fails loudly when redis-server is missing: it never skips.
+package redistest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Server is one private redis-server listening on 127.0.0.1.
+type Server struct {
+	Addr string // host:port
+	Dir  string // working directory (AOF files live here)
+	Port int
+
+	tb   testing.TB
+	args []string
+	cmd  *exec.Cmd
+}
+
+// Options tune a server.
+type Options struct {
+	// AppendOnly turns on the append-only file with fsync always, so a
+	// restart keeps every acknowledged write.
+	AppendOnly bool
+}
+
+// Start starts a private redis-server for tb and stops it at cleanup.
+func Start(tb testing.TB) *Server { return StartWith(tb, Options{}) }
+
+// StartWith starts a private redis-server with opts.
+func StartWith(tb testing.TB, opts Options) *Server {
+	tb.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		tb.Fatalf("redis-server not found on PATH (install it: apt-get install -y redis-server): %v", err)
+	}
+	s := &Server{Dir: tb.TempDir(), Port: freePort(tb), tb: tb}
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
+	s.args = []string{
+		"--bind", "127.0.0.1", "--port", strconv.Itoa(s.Port), "--dir", s.Dir,
+		"--save", "", "--maxmemory-policy", "noeviction", "--protected-mode", "no",
+		"--logfile", filepath.Join(s.Dir, "redis.log"),
+	}
+	if opts.AppendOnly {
+		s.args = append(s.args, "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		s.args = append(s.args, "--appendonly", "no")
+	}
+	s.start(bin)
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+func (s *Server) start(bin string) {
+	s.tb.Helper()
+	s.cmd = exec.Command(bin, s.args...)
+	if err := s.cmd.Start(); err != nil {
+		s.tb.Fatalf("start redis-server: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c := redis.NewClient(&redis.Options{Addr: s.Addr})
+		err := c.Ping(context.Background()).Err()
+		c.Close()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.tb.Fatalf("redis-server on %s did not answer in 10s: %v\n%s", s.Addr, err, s.log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (s *Server) log() string {
+	b, _ := os.ReadFile(filepath.Join(s.Dir, "redis.log"))
+	return string(b)
+}
+
+// URL is the server's redis:// URL.
+func (s *Server) URL() string { return "redis://" + s.Addr + "/0" }
+
+// Client returns a go-redis client closed at cleanup.
+func (s *Server) Client() *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	s.tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Stop stops the server and waits for it (idempotent).
+func (s *Server) Stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+	s.cmd = nil
+}
+
+// Kill stops the server with SIGKILL, as a crash would.
+func (s *Server) Kill() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Restart starts the server again on the same port and directory.
+func (s *Server) Restart() {
+	s.tb.Helper()
+	s.Stop()
+	bin, _ := exec.LookPath("redis-server")
+	s.start(bin)
+}
+
+// Info returns one field of INFO.
+func (s *Server) Info(section, field string) string {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer c.Close()
+	text, err := c.Info(context.Background(), section).Result()
+	if err != nil {
+		return ""
+	}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && k == field {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("find a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// String describes the server for test logs.
+func (s *Server) String() string { return fmt.Sprintf("redis-server %s (dir %s)", s.Addr, s.Dir) }
