@@ -3,7 +3,7 @@ module github.com/queen-app/queen-app
 go 1.26.0
 
 require (
-	github.com/bradleyfalzon/ghinstallation/v2 v2.19.0
+	github.com/bradleyfalzon/ghinstallation/v2 v2.12.0
 	github.com/google/go-github/v66 v66.0.0
 	github.com/hibiken/asynq v0.26.0
 	github.com/prometheus/client_golang v1.25.0
@@ -14,7 +14,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/golang-jwt/jwt/v4 v4.5.2 // indirect
-	github.com/google/go-github/v88 v88.0.0 // indirect
 	github.com/google/go-querystring v1.2.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
