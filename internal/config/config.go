@@ -1,0 +1,274 @@
+// Package config reads queen-app's settings from the environment, as
+// shared/design.md lists them. A missing or malformed required value is one
+// error naming the variable, so a binary stops at start with one line.
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/queen-app/queen-app/internal/dispatch"
+)
+
+// Role says which binary is loading: each needs a different subset.
+type Role int
+
+const (
+	Webhook Role = iota // receiver + claims API: secret, API token, App, Redis
+	Worker              // asynq server: App, Redis, export settings
+	CLI                 // queenctl: the API URL and token
+)
+
+// Config is every setting of the design.
+type Config struct {
+	RedisURL string
+
+	AppID             int64
+	PrivateKey        []byte // never logged
+	WebhookSecret     string // never logged
+	WebhookSecretPrev string // accepted while rotating
+	APIURL            string
+	GraphQLURL        string
+	GitURL            string
+
+	Listen    string
+	APIListen string
+	APIToken  string // never logged
+	QueenAPI  string // where queenctl finds the claims API
+
+	FreeClosedPR      bool
+	ReleaseDeadClaims bool
+	ReviewFirst       bool
+
+	ExportURL    string
+	ExportToken  string // never logged
+	ExportRepo   string
+	ExportDryRun bool
+	BaseBranch   string
+
+	ReevaluateDelay     time.Duration
+	SweepInterval       time.Duration
+	ExportSweepInterval time.Duration
+	RedeliverInterval   time.Duration
+	AuditMaxLen         int64
+}
+
+// ExportEnabled reports whether the export push is configured.
+func (c *Config) ExportEnabled() bool { return c.ExportURL != "" }
+
+// Error is a bad or missing variable.
+type Error struct {
+	Var, Problem string
+}
+
+func (e *Error) Error() string { return e.Var + ": " + e.Problem }
+
+// FromEnv loads the configuration for role from the process environment.
+func FromEnv(role Role) (*Config, error) { return Load(role, os.Getenv) }
+
+// Load loads the configuration for role through getenv.
+func Load(role Role, getenv func(string) string) (*Config, error) {
+	r := reader{getenv: getenv}
+	c := &Config{
+		RedisURL:            r.str("QUEEN_REDIS_URL", ""),
+		APIURL:              r.url("GITHUB_API_URL", "https://api.github.com/"),
+		GitURL:              r.url("GITHUB_GIT_URL", "https://github.com/"),
+		Listen:              r.str("QUEEN_LISTEN", ":8080"),
+		APIListen:           r.str("QUEEN_API_LISTEN", ":8081"),
+		APIToken:            r.str("QUEEN_API_TOKEN", ""),
+		QueenAPI:            r.url("QUEEN_API_URL", "http://127.0.0.1:8081"),
+		WebhookSecret:       r.str("GITHUB_WEBHOOK_SECRET", ""),
+		WebhookSecretPrev:   r.str("GITHUB_WEBHOOK_SECRET_PREVIOUS", ""),
+		FreeClosedPR:        r.flag("QUEEN_FREE_CLOSED_PR"),
+		ReleaseDeadClaims:   r.flag("QUEEN_RELEASE_DEAD_CLAIMS"),
+		ReviewFirst:         r.flag("QUEEN_REVIEW_FIRST"),
+		ExportURL:           r.url("QUEEN_EXPORT_URL", ""),
+		ExportToken:         r.str("QUEEN_EXPORT_TOKEN", ""),
+		ExportRepo:          r.str("QUEEN_EXPORT_REPO", ""),
+		ExportDryRun:        r.flag("QUEEN_EXPORT_DRY_RUN"),
+		BaseBranch:          r.str("QUEEN_BASE_BRANCH", "master"),
+		ReevaluateDelay:     r.duration("QUEEN_REEVALUATE_DELAY", 5*time.Second),
+		SweepInterval:       r.duration("QUEEN_SWEEP_INTERVAL", 10*time.Minute),
+		ExportSweepInterval: r.duration("QUEEN_EXPORT_SWEEP_INTERVAL", 5*time.Minute),
+		RedeliverInterval:   r.duration("QUEEN_REDELIVER_INTERVAL", 15*time.Minute),
+		AuditMaxLen:         r.int("QUEEN_AUDIT_MAXLEN", 1_000_000),
+	}
+	c.GraphQLURL = r.url("GITHUB_GRAPHQL_URL", GraphQLURLFor(c.APIURL))
+	if r.err != nil {
+		return nil, r.err
+	}
+	if c.RedisURL != "" {
+		if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+			return nil, &Error{"QUEEN_REDIS_URL", "must be a redis:// or rediss:// URL"}
+		}
+	}
+	if c.ExportRepo != "" && !dispatch.ValidRepo(c.ExportRepo) {
+		return nil, &Error{"QUEEN_EXPORT_REPO", "must be owner/name"}
+	}
+	switch role {
+	case Webhook, Worker:
+		if c.RedisURL == "" {
+			return nil, &Error{"QUEEN_REDIS_URL", "is required"}
+		}
+		if err := r.app(c); err != nil {
+			return nil, err
+		}
+		if role == Webhook {
+			if c.WebhookSecret == "" {
+				return nil, &Error{"GITHUB_WEBHOOK_SECRET", "is required and must not be empty"}
+			}
+			if c.APIToken == "" {
+				return nil, &Error{"QUEEN_API_TOKEN", "is required"}
+			}
+		}
+		if role == Worker && c.ExportURL != "" {
+			if c.ExportToken == "" {
+				return nil, &Error{"QUEEN_EXPORT_TOKEN", "is required with QUEEN_EXPORT_URL"}
+			}
+			if c.ExportRepo == "" {
+				return nil, &Error{"QUEEN_EXPORT_REPO", "is required with QUEEN_EXPORT_URL"}
+			}
+		}
+	case CLI:
+		if c.APIToken == "" {
+			return nil, &Error{"QUEEN_API_TOKEN", "is required"}
+		}
+	}
+	return c, nil
+}
+
+// LoadApp reads only the App id and key, for queenctl deliveries.
+func LoadApp(getenv func(string) string) (*Config, error) {
+	r := reader{getenv: getenv}
+	c := &Config{APIURL: r.url("GITHUB_API_URL", "https://api.github.com/")}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if err := r.app(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// GraphQLURLFor derives the GraphQL endpoint from a REST base: GitHub's own,
+// an Enterprise /api/v3/ base, or the base plus "graphql".
+func GraphQLURLFor(api string) string {
+	switch {
+	case api == "":
+		return ""
+	case strings.HasPrefix(api, "https://api.github.com"):
+		return "https://api.github.com/graphql"
+	case strings.HasSuffix(strings.TrimSuffix(api, "/"), "/api/v3"):
+		return strings.TrimSuffix(strings.TrimSuffix(api, "/"), "/v3") + "/graphql"
+	default:
+		return strings.TrimSuffix(api, "/") + "/graphql"
+	}
+}
+
+type reader struct {
+	getenv func(string) string
+	err    error
+}
+
+func (r *reader) fail(name, problem string) {
+	if r.err == nil {
+		r.err = &Error{name, problem}
+	}
+}
+
+func (r *reader) str(name, def string) string {
+	if v := strings.TrimSpace(r.getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (r *reader) url(name, def string) string {
+	v := r.str(name, def)
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		r.fail(name, "must be an http:// or https:// URL")
+		return ""
+	}
+	return v
+}
+
+func (r *reader) flag(name string) bool {
+	switch strings.ToLower(strings.TrimSpace(r.getenv(name))) {
+	case "", "off", "false", "0":
+		return false
+	case "on", "true", "1":
+		return true
+	}
+	r.fail(name, "must be on/off, true/false or 1/0")
+	return false
+}
+
+func (r *reader) duration(name string, def time.Duration) time.Duration {
+	v := r.str(name, "")
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		r.fail(name, "must be a non-negative duration such as 5s or 10m")
+		return def
+	}
+	return d
+}
+
+func (r *reader) int(name string, def int64) int64 {
+	v := r.str(name, "")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		r.fail(name, "must be a positive whole number")
+		return def
+	}
+	return n
+}
+
+func (r *reader) app(c *Config) error {
+	id := r.str("GITHUB_APP_ID", "")
+	if id == "" {
+		return &Error{"GITHUB_APP_ID", "is required"}
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n <= 0 {
+		return &Error{"GITHUB_APP_ID", "must be a positive whole number"}
+	}
+	c.AppID = n
+	if pem := r.getenv("GITHUB_APP_PRIVATE_KEY"); strings.TrimSpace(pem) != "" {
+		c.PrivateKey = []byte(pem)
+	} else if path := r.str("GITHUB_APP_PRIVATE_KEY_FILE", ""); path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return &Error{"GITHUB_APP_PRIVATE_KEY_FILE", "cannot be read: " + pathError(err)}
+		}
+		c.PrivateKey = b
+	} else {
+		return &Error{"GITHUB_APP_PRIVATE_KEY_FILE", "is required (or GITHUB_APP_PRIVATE_KEY with the PEM)"}
+	}
+	if !strings.Contains(string(c.PrivateKey), "-----BEGIN") {
+		return &Error{"GITHUB_APP_PRIVATE_KEY_FILE", "is not a PEM private key"}
+	}
+	return nil
+}
+
+// pathError keeps the reason of a file error without repeating the path
+// twice in the line.
+func pathError(err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		return fmt.Sprintf("%s %s", pe.Path, pe.Err)
+	}
+	return err.Error()
+}

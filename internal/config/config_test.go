@@ -1,0 +1,137 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n"
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func base() map[string]string {
+	return map[string]string{
+		"QUEEN_REDIS_URL":        "redis://127.0.0.1:6379/0",
+		"GITHUB_APP_ID":          "42",
+		"GITHUB_APP_PRIVATE_KEY": pem,
+		"GITHUB_WEBHOOK_SECRET":  "s3cret-value",
+		"QUEEN_API_TOKEN":        "api-token-value",
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := Load(Webhook, env(base()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != ":8080" || c.APIListen != ":8081" || c.BaseBranch != "master" ||
+		c.APIURL != "https://api.github.com/" || c.GraphQLURL != "https://api.github.com/graphql" ||
+		c.GitURL != "https://github.com/" || c.ReevaluateDelay != 5*time.Second ||
+		c.SweepInterval != 10*time.Minute || c.ExportSweepInterval != 5*time.Minute ||
+		c.RedeliverInterval != 15*time.Minute || c.AuditMaxLen != 1_000_000 ||
+		c.FreeClosedPR || c.ReleaseDeadClaims || c.ReviewFirst || c.ExportEnabled() {
+		t.Fatalf("defaults differ from the design: %+v", c)
+	}
+}
+
+func TestEachBadValueNamesItsVariable(t *testing.T) {
+	cases := []struct {
+		role     Role
+		set      map[string]string
+		unset    []string
+		variable string
+	}{
+		{Webhook, nil, []string{"QUEEN_REDIS_URL"}, "QUEEN_REDIS_URL"},
+		{Webhook, map[string]string{"QUEEN_REDIS_URL": "http://x"}, nil, "QUEEN_REDIS_URL"},
+		{Webhook, nil, []string{"GITHUB_APP_ID"}, "GITHUB_APP_ID"},
+		{Webhook, map[string]string{"GITHUB_APP_ID": "abc"}, nil, "GITHUB_APP_ID"},
+		{Webhook, nil, []string{"GITHUB_APP_PRIVATE_KEY"}, "GITHUB_APP_PRIVATE_KEY_FILE"},
+		{Webhook, map[string]string{"GITHUB_APP_PRIVATE_KEY": "not a key"}, nil, "GITHUB_APP_PRIVATE_KEY_FILE"},
+		{Webhook, nil, []string{"GITHUB_WEBHOOK_SECRET"}, "GITHUB_WEBHOOK_SECRET"},
+		{Webhook, map[string]string{"GITHUB_WEBHOOK_SECRET": "   "}, nil, "GITHUB_WEBHOOK_SECRET"},
+		{Webhook, nil, []string{"QUEEN_API_TOKEN"}, "QUEEN_API_TOKEN"},
+		{Webhook, map[string]string{"QUEEN_FREE_CLOSED_PR": "yes"}, nil, "QUEEN_FREE_CLOSED_PR"},
+		{Webhook, map[string]string{"QUEEN_RELEASE_DEAD_CLAIMS": "enabled"}, nil, "QUEEN_RELEASE_DEAD_CLAIMS"},
+		{Webhook, map[string]string{"QUEEN_REEVALUATE_DELAY": "5"}, nil, "QUEEN_REEVALUATE_DELAY"},
+		{Webhook, map[string]string{"QUEEN_AUDIT_MAXLEN": "-1"}, nil, "QUEEN_AUDIT_MAXLEN"},
+		{Webhook, map[string]string{"GITHUB_API_URL": "ftp://x"}, nil, "GITHUB_API_URL"},
+		{Worker, map[string]string{"QUEEN_EXPORT_URL": "https://export.example/queen/export"}, nil, "QUEEN_EXPORT_TOKEN"},
+		{Worker, map[string]string{"QUEEN_EXPORT_URL": "https://e.example/x", "QUEEN_EXPORT_TOKEN": "t"}, nil, "QUEEN_EXPORT_REPO"},
+		{Worker, map[string]string{"QUEEN_EXPORT_REPO": "noslash"}, nil, "QUEEN_EXPORT_REPO"},
+		{CLI, nil, []string{"QUEEN_API_TOKEN"}, "QUEEN_API_TOKEN"},
+	}
+	for _, tc := range cases {
+		m := base()
+		for k, v := range tc.set {
+			m[k] = v
+		}
+		for _, k := range tc.unset {
+			delete(m, k)
+		}
+		_, err := Load(tc.role, env(m))
+		if err == nil {
+			t.Errorf("%v %v: loaded, want an error naming %s", tc.set, tc.unset, tc.variable)
+			continue
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, tc.variable+":") || strings.Contains(msg, "\n") {
+			t.Errorf("%v %v: error %q, want one line starting with %s", tc.set, tc.unset, msg, tc.variable)
+		}
+		for _, secret := range []string{"s3cret-value", "api-token-value", "MIIB"} {
+			if strings.Contains(msg, secret) {
+				t.Errorf("error %q leaks a secret", msg)
+			}
+		}
+	}
+}
+
+func TestWorkerNeedsNoSecretOrAPIToken(t *testing.T) {
+	m := base()
+	delete(m, "GITHUB_WEBHOOK_SECRET")
+	delete(m, "QUEEN_API_TOKEN")
+	if _, err := Load(Worker, env(m)); err != nil {
+		t.Fatalf("worker refused without webhook secret and API token: %v", err)
+	}
+}
+
+func TestFlagsAndKeyFile(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "app.pem")
+	if err := os.WriteFile(key, []byte(pem), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := base()
+	delete(m, "GITHUB_APP_PRIVATE_KEY")
+	m["GITHUB_APP_PRIVATE_KEY_FILE"] = key
+	m["QUEEN_FREE_CLOSED_PR"] = "on"
+	m["QUEEN_RELEASE_DEAD_CLAIMS"] = "TRUE"
+	m["QUEEN_REVIEW_FIRST"] = "1"
+	c, err := Load(Webhook, env(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.FreeClosedPR || !c.ReleaseDeadClaims || !c.ReviewFirst || string(c.PrivateKey) != pem {
+		t.Fatalf("flags or key not read: %+v", c)
+	}
+	m["GITHUB_APP_PRIVATE_KEY_FILE"] = filepath.Join(t.TempDir(), "missing.pem")
+	if _, err := Load(Webhook, env(m)); err == nil || !strings.HasPrefix(err.Error(), "GITHUB_APP_PRIVATE_KEY_FILE:") {
+		t.Fatalf("missing key file: %v", err)
+	}
+}
+
+func TestGraphQLURLFor(t *testing.T) {
+	for api, want := range map[string]string{
+		"https://api.github.com/":           "https://api.github.com/graphql",
+		"https://ghe.example.com/api/v3/":   "https://ghe.example.com/api/graphql",
+		"http://127.0.0.1:9999/":            "http://127.0.0.1:9999/graphql",
+		"http://127.0.0.1:9999/github/api/": "http://127.0.0.1:9999/github/api/graphql",
+	} {
+		if got := GraphQLURLFor(api); got != want {
+			t.Errorf("GraphQLURLFor(%q) = %q, want %q", api, got, want)
+		}
+	}
+}
