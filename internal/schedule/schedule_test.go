@@ -1,0 +1,113 @@
+package schedule
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/queen-app/queen-app/internal/redistest"
+)
+
+// clock is a settable time shared by the replicas of a test.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func TestOneLeaderEnqueuesEachSlotOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	opt := asynq.RedisClientOpt{Addr: srv.Addr}
+	client := asynq.NewClient(opt)
+	defer client.Close()
+	insp := asynq.NewInspector(opt)
+	defer insp.Close()
+
+	clk := &clock{t: time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)}
+	entries := []Entry{{Type: "claim:sweep", Every: 10 * time.Minute}, {Type: "export:sweep", Every: 5 * time.Minute}}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	leads := make([]int, 3)
+	var mu sync.Mutex
+	cancels := make([]context.CancelFunc, 3)
+	for i := range 3 {
+		rctx, rcancel := context.WithCancel(ctx)
+		cancels[i] = rcancel
+		s := &Scheduler{RDB: srv.Client(), Client: client, ID: string(rune('a' + i)), Lease: 300 * time.Millisecond,
+			Tick: 20 * time.Millisecond, Entries: entries, Now: clk.now,
+			OnLead: func(l bool) {
+				mu.Lock()
+				if l {
+					leads[i]++
+				}
+				mu.Unlock()
+			}}
+		wg.Add(1)
+		go func() { defer wg.Done(); s.Run(rctx) }()
+	}
+	waitFor(t, func() bool { return count(t, insp) == 2 })
+	// Three replicas, one slot each: still one task per type.
+	time.Sleep(200 * time.Millisecond)
+	if n := count(t, insp); n != 2 {
+		t.Fatalf("after the first slot: %d tasks, want 2 (one per type)", n)
+	}
+	clk.add(5 * time.Minute) // a new export slot, same sweep slot
+	waitFor(t, func() bool { return count(t, insp) == 3 })
+
+	// The leader stops; another takes over and keeps the schedule.
+	mu.Lock()
+	leader := -1
+	for i, n := range leads {
+		if n > 0 {
+			leader = i
+		}
+	}
+	mu.Unlock()
+	if leader < 0 {
+		t.Fatal("no replica ever led")
+	}
+	cancels[leader]()
+	clk.add(5 * time.Minute) // new slots for both types
+	waitFor(t, func() bool { return count(t, insp) == 5 })
+	time.Sleep(200 * time.Millisecond)
+	if n := count(t, insp); n != 5 {
+		t.Fatalf("after handover: %d tasks, want 5", n)
+	}
+	mu.Lock()
+	total := 0
+	for _, n := range leads {
+		total += n
+	}
+	mu.Unlock()
+	if total != 2 {
+		t.Fatalf("leadership was taken %d times, want 2 (first leader, then one successor)", total)
+	}
+	cancel()
+	wg.Wait()
+}
+
+func count(t *testing.T, insp *asynq.Inspector) int {
+	t.Helper()
+	tasks, err := insp.ListPendingTasks("default")
+	if err != nil {
+		return -1
+	}
+	return len(tasks)
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
