@@ -1,0 +1,129 @@
+// Package metrics holds the worker's Prometheus collectors, an asynq queue
+// collector, and the /healthz, /readyz and /metrics handlers every binary
+// serves.
+package metrics
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Worker are the worker's own collectors.
+type Worker struct {
+	TaskRuns     *prometheus.CounterVec   // type, result (ok, retry, wait, refused, error)
+	TaskDuration *prometheus.HistogramVec // type
+	Claims       *prometheus.CounterVec   // rule, outcome (freed, would_free, unfreed, kept)
+	SweepRuns    *prometheus.CounterVec   // sweep (claim, export), result
+	Redeliveries *prometheus.CounterVec   // result
+	Export       *prometheus.CounterVec   // state of each export:push outcome
+	Leader       prometheus.Gauge         // 1 while this replica runs the scheduler
+}
+
+// NewWorker registers the worker's collectors on reg.
+func NewWorker(reg prometheus.Registerer) *Worker {
+	f := func(c prometheus.Collector) { reg.MustRegister(c) }
+	w := &Worker{
+		TaskRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "queen_task_runs_total", Help: "Task runs by type and result."}, []string{"type", "result"}),
+		TaskDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "queen_task_duration_seconds", Help: "Task run time by type.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 3, 10)}, []string{"type"}),
+		Claims: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "queen_claims_decisions_total", Help: "Claim decisions by rule and outcome (freed, would_free, unfreed, kept)."},
+			[]string{"rule", "outcome"}),
+		SweepRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "queen_sweep_runs_total", Help: "Sweep runs by sweep and result."}, []string{"sweep", "result"}),
+		Redeliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "queen_redeliveries_total", Help: "Webhook redelivery requests by result."}, []string{"result"}),
+		Export: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "queen_export_outcomes_total", Help: "export:push outcomes by state."}, []string{"state"}),
+		Leader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "queen_scheduler_leader", Help: "1 while this replica runs the periodic scheduler."}),
+	}
+	f(w.TaskRuns)
+	f(w.TaskDuration)
+	f(w.Claims)
+	f(w.SweepRuns)
+	f(w.Redeliveries)
+	f(w.Export)
+	f(w.Leader)
+	return w
+}
+
+// NewRegistry is a registry with the Go and process collectors.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// queueCollector reports asynq queue sizes at scrape time.
+type queueCollector struct {
+	insp   *asynq.Inspector
+	queues []string
+	size   *prometheus.Desc
+}
+
+// NewQueueCollector reports each queue's tasks by state (pending, active,
+// scheduled, retry, archived, completed) from asynq's inspector.
+func NewQueueCollector(insp *asynq.Inspector, queues ...string) prometheus.Collector {
+	return &queueCollector{insp: insp, queues: queues, size: prometheus.NewDesc(
+		"queen_asynq_tasks", "Tasks in each asynq queue by state.", []string{"queue", "state"}, nil)}
+}
+
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.size }
+
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, q := range c.queues {
+		info, err := c.insp.GetQueueInfo(q)
+		if err != nil {
+			continue // a queue that was never used has no info yet
+		}
+		for state, n := range map[string]int{"pending": info.Pending, "active": info.Active,
+			"scheduled": info.Scheduled, "retry": info.Retry, "archived": info.Archived, "completed": info.Completed} {
+			ch <- prometheus.MustNewConstMetric(c.size, prometheus.GaugeValue, float64(n), q, state)
+		}
+	}
+}
+
+// Check is one readiness condition; nil error means ready.
+type Check func(ctx context.Context) error
+
+// Health serves /healthz (the process answers), /readyz (every check
+// passes; 503 naming the failing one) and /metrics.
+func Health(reg *prometheus.Registry, checks map[string]Check) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		failed := map[string]string{}
+		for name, check := range checks {
+			if err := check(ctx); err != nil {
+				failed[name] = err.Error()
+			}
+		}
+		if len(failed) > 0 {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "failed": failed})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}

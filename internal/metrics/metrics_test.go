@@ -1,0 +1,69 @@
+package metrics
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/queen-app/queen-app/internal/redistest"
+)
+
+func get(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+	b, _ := io.ReadAll(rec.Result().Body)
+	return rec.Code, string(b)
+}
+
+func TestReadyzNamesTheFailingCheck(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client()
+	reg := NewRegistry()
+	h := Health(reg, map[string]Check{"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+		"key": func(context.Context) error { return nil }})
+	if code, _ := get(t, h, "/readyz"); code != 200 {
+		t.Fatalf("readyz with Redis up: %d", code)
+	}
+	srv.Kill()
+	code, body := get(t, h, "/readyz")
+	if code != 503 || !strings.Contains(body, `"redis"`) || strings.Contains(body, `"key"`) {
+		t.Fatalf("readyz with Redis down: %d %s", code, body)
+	}
+	if code, _ := get(t, h, "/healthz"); code != 200 {
+		t.Fatalf("healthz must not depend on Redis: %d", code)
+	}
+}
+
+func TestMetricsShowQueueSizesAndWorkerCounters(t *testing.T) {
+	srv := redistest.Start(t)
+	opt := asynq.RedisClientOpt{Addr: srv.Addr}
+	c := asynq.NewClient(opt)
+	defer c.Close()
+	for range 3 {
+		if _, err := c.Enqueue(asynq.NewTask("claim:reevaluate", nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insp := asynq.NewInspector(opt)
+	defer insp.Close()
+	reg := NewRegistry()
+	reg.MustRegister(NewQueueCollector(insp, "default"))
+	w := NewWorker(reg)
+	w.Claims.WithLabelValues("accept_claim", "would_free").Inc()
+	_, body := get(t, Health(reg, nil), "/metrics")
+	for _, want := range []string{
+		`queen_asynq_tasks{queue="default",state="pending"} 3`,
+		`queen_claims_decisions_total{outcome="would_free",rule="accept_claim"} 1`,
+		"go_goroutines",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
