@@ -1,0 +1,131 @@
+// Package retry is the worker's retry policy for asynq. A task's error says
+// which of three things happened:
+//
+//   - a wait (rate limit, outage, paused installation): retried after the
+//     wait it names, without spending the retry budget, so a long outage
+//     drains by itself once it ends;
+//   - a permanent refusal: archived at once with its reason, inspectable;
+//   - anything else: retried with capped exponential backoff and jitter,
+//     spending the budget, archived when it is spent.
+package retry
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// Backoff bounds: the first retry comes quickly (GitHub's eventual
+// consistency settles in seconds), the cap keeps a flapping dependency
+// probed every few minutes.
+const (
+	BaseDelay = 2 * time.Second
+	MaxDelay  = 5 * time.Minute
+)
+
+// WaitError asks for a retry after After without spending the budget.
+type WaitError struct {
+	After  time.Duration
+	Reason string
+	Err    error
+}
+
+func (e *WaitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("wait %s: %s", e.After.Round(time.Millisecond), e.Reason)
+	}
+	return fmt.Sprintf("wait %s: %s: %v", e.After.Round(time.Millisecond), e.Reason, e.Err)
+}
+
+func (e *WaitError) Unwrap() error { return e.Err }
+
+// Wait returns a WaitError.
+func Wait(after time.Duration, reason string, err error) error {
+	if after <= 0 {
+		after = BaseDelay
+	}
+	return &WaitError{After: after, Reason: reason, Err: err}
+}
+
+// Permanent marks err as a refusal that retrying cannot change: asynq
+// archives the task with err as its last error.
+func Permanent(err error) error {
+	return fmt.Errorf("%w (%w)", err, asynq.SkipRetry)
+}
+
+// IsPermanent reports whether err was marked Permanent.
+func IsPermanent(err error) bool { return errors.Is(err, asynq.SkipRetry) }
+
+// IsFailure is asynq's Config.IsFailure: waits are not failures.
+func IsFailure(err error) bool {
+	var w *WaitError
+	return !errors.As(err, &w)
+}
+
+// Delay is asynq's Config.RetryDelayFunc: a wait's own delay (with a little
+// jitter so waiting tasks do not wake together), else backoff on the count
+// of failed attempts.
+func Delay(n int, err error, _ *asynq.Task) time.Duration {
+	var w *WaitError
+	if errors.As(err, &w) {
+		return w.After + jitter(w.After/10)
+	}
+	return Backoff(n)
+}
+
+// Backoff is capped exponential backoff with full jitter over the upper half:
+// attempt n waits between d/2 and d, d = BaseDelay·2^n capped at MaxDelay.
+func Backoff(n int) time.Duration {
+	d := MaxDelay
+	if n < 20 {
+		if e := BaseDelay << n; e < MaxDelay {
+			d = e
+		}
+	}
+	return d/2 + jitter(d/2)
+}
+
+func jitter(max time.Duration) time.Duration {
+	if max <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(max)))
+}
+
+// Outage tracks consecutive failures of one dependency across tasks, so
+// that tasks waiting out an outage back off further the longer it lasts
+// although none of them spends its retry budget.
+type Outage struct {
+	mu       sync.Mutex
+	failures int
+	since    time.Time
+}
+
+// Fail records a failure and returns how long the failing task should wait.
+func (o *Outage) Fail(now time.Time) time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.failures == 0 {
+		o.since = now
+	}
+	o.failures++
+	return Backoff(o.failures - 1)
+}
+
+// Succeed ends the outage.
+func (o *Outage) Succeed() {
+	o.mu.Lock()
+	o.failures = 0
+	o.mu.Unlock()
+}
+
+// State returns the consecutive failures and since when, for logs.
+func (o *Outage) State() (int, time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.failures, o.since
+}
