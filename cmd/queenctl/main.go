@@ -1,0 +1,92 @@
+// Command queenctl is the operator CLI of queen-app: replay, explain, claims,
+// export, deliveries and demo. Each subcommand lives in a file of its own and
+// is one entry of the commands table.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// command is one subcommand: run gets the arguments after its name and
+// returns the exit status (0 ok, 1 failed, 2 usage).
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]command{
+	"replay": {"apply the rules to a snapshot of dispatch rows, offline", runReplay},
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "queenctl: unknown command %q (queenctl --help lists them)\n", args[0])
+		return 2
+	}
+	return cmd.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: queenctl COMMAND [ARGS]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun queenctl COMMAND --help for a command's usage.")
+}
+
+// parseArgs parses fs's flags wherever they stand among the positional
+// arguments and returns the positionals in order; everything after "--" is
+// positional. It returns flag.ErrHelp for -h or --help.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard) // callers print one line of their own
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// usageError reports a usage problem in one line and returns the exit
+// status: 0 with the usage on stdout for -h, 2 otherwise.
+func usageError(err error, name, synopsis string, fs *flag.FlagSet, stdout, stderr io.Writer) int {
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stdout, "usage: queenctl %s %s\n", name, synopsis)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return 0
+	}
+	fmt.Fprintf(stderr, "queenctl: %s: %v (usage: queenctl %s %s)\n", name, err, name, synopsis)
+	return 2
+}
