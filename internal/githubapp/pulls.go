@@ -1,0 +1,278 @@
+package githubapp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/queen-app/queen-app/internal/dispatch"
+)
+
+// maxPages bounds a paged read (100 per page); a longer list is an error,
+// never a partial answer.
+const maxPages = 100
+
+// PR is one pull request whose head is a branch of the base repository.
+type PR struct {
+	Number   int
+	State    string // "open" or "closed"
+	Merged   bool   // merged_at is set
+	HeadRepo string // full name of the head repository
+	HeadSHA  string
+}
+
+// ListBranchPRs lists every PR, in any state, whose head is branch of
+// owner/repo itself: GET /repos/{o}/{r}/pulls?head=owner:branch&state=all,
+// all pages. PRs from forks (or a deleted fork: a null head repository) are
+// dropped. Any failed page fails the whole read.
+func (a *App) ListBranchPRs(ctx context.Context, installationID int64, owner, repo, branch string) ([]PR, error) {
+	op := "GET /repos/" + owner + "/" + repo + "/pulls?head=" + owner + ":" + branch
+	in, err := a.installation(installationID)
+	if err != nil {
+		return nil, err
+	}
+	opts := &github.PullRequestListOptions{
+		State:       "all",
+		Head:        owner + ":" + branch,
+		ListOptions: github.ListOptions{PerPage: 100},
+	}
+	full := owner + "/" + repo
+	var out []PR
+	for page := 1; ; page++ {
+		if page > maxPages {
+			return nil, fail(op, fmt.Errorf("more than %d pages", maxPages))
+		}
+		prs, resp, err := in.gh.PullRequests.List(ctx, owner, repo, opts)
+		if err != nil {
+			return nil, fail(op, err)
+		}
+		for _, p := range prs {
+			head := p.GetHead()
+			if head == nil || head.GetRef() != branch || head.Repo == nil || !strings.EqualFold(head.Repo.GetFullName(), full) {
+				continue
+			}
+			out = append(out, PR{
+				Number:   p.GetNumber(),
+				State:    p.GetState(),
+				Merged:   p.MergedAt != nil,
+				HeadRepo: head.Repo.GetFullName(),
+				HeadSHA:  head.GetSHA(),
+			})
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, nil
+}
+
+// PRsForBranch reads the PR state of branch: counts of open, merged and
+// closed-unmerged PRs of the base repository, and their numbers.
+func (a *App) PRsForBranch(ctx context.Context, installationID int64, owner, repo, branch string) (dispatch.PRState, error) {
+	prs, err := a.ListBranchPRs(ctx, installationID, owner, repo, branch)
+	if err != nil {
+		return dispatch.PRState{}, err
+	}
+	return Summarize(prs, time.Now().UTC()), nil
+}
+
+// Summarize counts prs into a read PRState.
+func Summarize(prs []PR, readAt time.Time) dispatch.PRState {
+	st := dispatch.PRState{Read: true, ReadAt: &readAt, Numbers: []int{}}
+	for _, p := range prs {
+		switch {
+		case p.Merged:
+			st.Merged++
+		case p.State == "open":
+			st.Open++
+		default:
+			st.ClosedUnmerged++
+		}
+		st.Numbers = append(st.Numbers, p.Number)
+	}
+	sort.Ints(st.Numbers)
+	return st
+}
+
+// BatchResult is one branch's answer of BatchPRStates: State when read, Err
+// when not (the branch is unread and nothing may be decided from it).
+type BatchResult struct {
+	State dispatch.PRState
+	Err   error
+}
+
+// graphQLBatch is GitHub's limit on first: and the number of aliases per query.
+const graphQLBatch = 100
+
+// BatchPRStates reads the PR state of many branches of owner/repo with one
+// GraphQL query per 100 branches. A branch whose part of the answer errored
+// is unread (Err set) while the others are read; a failed request leaves its
+// whole batch unread. A branch with more than 100 PRs is read again through
+// PRsForBranch. Fork PRs are dropped.
+func (a *App) BatchPRStates(ctx context.Context, installationID int64, owner, repo string, branches []string) map[string]BatchResult {
+	out := make(map[string]BatchResult, len(branches))
+	var uniq []string
+	for _, b := range branches {
+		if _, ok := out[b]; !ok {
+			out[b] = BatchResult{}
+			uniq = append(uniq, b)
+		}
+	}
+	in, err := a.installation(installationID)
+	for start := 0; start < len(uniq); start += graphQLBatch {
+		chunk := uniq[start:min(start+graphQLBatch, len(uniq))]
+		if err != nil {
+			for _, b := range chunk {
+				out[b] = BatchResult{Err: err}
+			}
+			continue
+		}
+		a.batch(ctx, in, installationID, owner, repo, chunk, out)
+	}
+	return out
+}
+
+type gqlConnection struct {
+	Nodes []struct {
+		Number         int        `json:"number"`
+		State          string     `json:"state"`
+		MergedAt       *time.Time `json:"mergedAt"`
+		HeadRepository *struct {
+			NameWithOwner string `json:"nameWithOwner"`
+		} `json:"headRepository"`
+	} `json:"nodes"`
+	PageInfo struct {
+		HasNextPage bool `json:"hasNextPage"`
+	} `json:"pageInfo"`
+}
+
+type gqlError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Path    []any  `json:"path"`
+}
+
+func (a *App) batch(ctx context.Context, in *installation, installationID int64, owner, repo string, chunk []string, out map[string]BatchResult) {
+	op := "POST graphql " + owner + "/" + repo
+	var q strings.Builder
+	q.WriteString("query($owner:String!,$name:String!")
+	vars := map[string]string{"owner": owner, "name": repo}
+	for i, b := range chunk {
+		fmt.Fprintf(&q, ",$h%d:String!", i)
+		vars["h"+strconv.Itoa(i)] = b
+	}
+	q.WriteString(") { repository(owner:$owner,name:$name) {")
+	for i := range chunk {
+		fmt.Fprintf(&q, " b%d: pullRequests(headRefName:$h%d, states:[OPEN,CLOSED,MERGED], first:%d) {"+
+			" nodes { number state mergedAt headRepository { nameWithOwner } } pageInfo { hasNextPage } }", i, i, graphQLBatch)
+	}
+	q.WriteString(" } }")
+
+	all := func(err error) {
+		err = fail(op, err)
+		for _, b := range chunk {
+			out[b] = BatchResult{Err: err}
+		}
+	}
+	body, err := json.Marshal(map[string]any{"query": q.String(), "variables": vars})
+	if err != nil {
+		all(err)
+		return
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.graphqlURL, bytes.NewReader(body))
+	if err != nil {
+		all(err)
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := in.http.Do(req)
+	if err != nil {
+		all(err)
+		return
+	}
+	defer resp.Body.Close()
+	if err := github.CheckResponse(resp); err != nil {
+		all(err)
+		return
+	}
+	var ans struct {
+		Data *struct {
+			Repository map[string]*gqlConnection `json:"repository"`
+		} `json:"data"`
+		Errors []gqlError `json:"errors"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&ans); err != nil {
+		all(fmt.Errorf("decode answer: %w", err))
+		return
+	}
+	reset := resetOf(resp.Header)
+
+	alias := make(map[string]int, len(chunk))
+	for i := range chunk {
+		alias["b"+strconv.Itoa(i)] = i
+	}
+	aliasErr := map[int]*GraphQLError{}
+	for _, e := range ans.Errors {
+		ge := &GraphQLError{Type: e.Type, Message: e.Message, Reset: reset}
+		for _, p := range e.Path {
+			ge.Path = append(ge.Path, fmt.Sprint(p))
+		}
+		if len(ge.Path) >= 2 && ge.Path[0] == "repository" {
+			if i, ok := alias[ge.Path[1]]; ok {
+				if aliasErr[i] == nil {
+					aliasErr[i] = ge
+				}
+				continue
+			}
+		}
+		all(ge) // an error not confined to one branch spoils the whole answer
+		return
+	}
+	if ans.Data == nil || ans.Data.Repository == nil {
+		all(errors.New("answer has no repository"))
+		return
+	}
+	full := owner + "/" + repo
+	now := time.Now().UTC()
+	for i, b := range chunk {
+		if ge := aliasErr[i]; ge != nil {
+			out[b] = BatchResult{Err: fail(op+" "+b, ge)}
+			continue
+		}
+		conn := ans.Data.Repository["b"+strconv.Itoa(i)]
+		if conn == nil {
+			out[b] = BatchResult{Err: fail(op+" "+b, errors.New("answer has no data for the branch"))}
+			continue
+		}
+		if conn.PageInfo.HasNextPage {
+			st, err := a.PRsForBranch(ctx, installationID, owner, repo, b)
+			out[b] = BatchResult{State: st, Err: err}
+			continue
+		}
+		var prs []PR
+		for _, n := range conn.Nodes {
+			if n.HeadRepository == nil || !strings.EqualFold(n.HeadRepository.NameWithOwner, full) {
+				continue
+			}
+			state := "open"
+			if n.State != "OPEN" {
+				state = "closed"
+			}
+			prs = append(prs, PR{Number: n.Number, State: state, Merged: n.MergedAt != nil || n.State == "MERGED", HeadRepo: n.HeadRepository.NameWithOwner})
+		}
+		out[b] = BatchResult{State: Summarize(prs, now)}
+	}
+}
