@@ -1,0 +1,91 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/redistest"
+)
+
+// clock is a settable clock for the ledger under test.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+var t0 = time.Date(2026, 10, 10, 20, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	srv   *redistest.Server
+	l     *Ledger
+	clock *clock
+	ctx   context.Context
+}
+
+func newFixture(t testing.TB, opts Options) *fixture {
+	t.Helper()
+	srv := redistest.Start(t)
+	c := &clock{t: t0}
+	opts.Now = c.Now
+	return &fixture{srv: srv, l: New(srv.Client(), opts), clock: c, ctx: context.Background()}
+}
+
+func patch(t testing.TB, s string) map[string]json.RawMessage {
+	t.Helper()
+	obj, err := dispatch.DecodeObject([]byte(s))
+	if err != nil {
+		t.Fatalf("patch %s: %v", s, err)
+	}
+	return obj
+}
+
+func (f *fixture) upsert(t testing.TB, repo string, issue int64, body string) Result {
+	t.Helper()
+	res, err := f.l.Upsert(f.ctx, repo, issue, patch(t, body), "test")
+	if err != nil {
+		t.Fatalf("upsert %s#%d %s: %v", repo, issue, body, err)
+	}
+	return res
+}
+
+func (f *fixture) get(t testing.TB, repo string, issue int64) *Record {
+	t.Helper()
+	rec, err := f.l.Get(f.ctx, repo, issue)
+	if err != nil {
+		t.Fatalf("get %s#%d: %v", repo, issue, err)
+	}
+	return rec
+}
+
+func (f *fixture) history(t testing.TB, repo string, issue int64) []Entry {
+	t.Helper()
+	h, err := f.l.History(f.ctx, repo, issue, 100000)
+	if err != nil {
+		t.Fatalf("history %s#%d: %v", repo, issue, err)
+	}
+	return h
+}
+
+func prs(open, merged, closed uint32) dispatch.PRState {
+	return dispatch.PRState{Read: true, Open: open, Merged: merged, ClosedUnmerged: closed}
+}
+
+const accepted = `{"started": true, "dispatched_at": "2026-10-10T17:00:00Z", "finished_at": "2026-10-10T19:00:00Z", "review_state": "accept", "owned_paths": ["src/a.go"]}`
+
+const sentBack = `{"started": true, "dispatched_at": "2026-10-10T17:00:00Z", "finished_at": "2026-10-10T19:50:00Z", "review_state": "sendBack", "send_backs": 1, "owned_paths": ["src/a.go"]}`

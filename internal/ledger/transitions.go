@@ -1,0 +1,216 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/rules"
+)
+
+// Upsert writes the Queen-owned fields in patch onto the row, creating it
+// when missing (an absent field keeps its value, null clears it, an unknown
+// field is refused with a *dispatch.FieldError). A dispatched_at different
+// from the stored one starts a fresh attempt: what queen-app recorded for
+// the earlier one, and any keep, is dropped. send_back_claim is then decided
+// in the same write. source names the writer for the audit (api, import...).
+func (l *Ledger) Upsert(ctx context.Context, repo string, issue int64, patch map[string]json.RawMessage, source string) (Result, error) {
+	return l.update(ctx, "upsert", repo, issue, updateOpts{create: true, expect: -1}, func(rec *Record, now time.Time) (Change, error) {
+		old := rec.DispatchedAt
+		unknown, err := rec.Apply(patch)
+		if err != nil {
+			return Change{}, err
+		}
+		if len(unknown) > 0 {
+			return Change{}, &dispatch.FieldError{Field: unknown[0], Problem: "unknown field"}
+		}
+		fresh := !sameTime(old, rec.DispatchedAt)
+		if fresh {
+			rec.ResetRecorded()
+			rec.Pin = nil
+		}
+		ch := Change{Action: ActionUpsert, Source: source, Inputs: upsertInputs{Patch: patch, NewDispatch: fresh}}
+		l.decide(rec, now, true, false, "", &ch)
+		return ch, nil
+	})
+}
+
+type upsertInputs struct {
+	Patch       map[string]json.RawMessage `json:"patch"`
+	NewDispatch bool                       `json:"new_dispatch,omitempty"`
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
+}
+
+// RecordPRs records what a read of the row's branch found and applies
+// accept_claim in the same write: a free (FreeClosedPR on) or a would_free,
+// or, on a row freed by accept_claim whose PRs now show open or merged
+// work, an unfree. A read that failed (prs.Read false) writes and decides
+// nothing. A state equal to the stored one (read_at aside) writes nothing.
+func (l *Ledger) RecordPRs(ctx context.Context, repo string, issue int64, prs dispatch.PRState, delivery string) (Result, error) {
+	return l.update(ctx, "record prs", repo, issue, updateOpts{expect: -1}, func(rec *Record, now time.Time) (Change, error) {
+		if !prs.Read {
+			return Change{None: true, Note: OutcomeUnread}, nil
+		}
+		p := prs
+		p.Numbers = slices.Clone(prs.Numbers)
+		if p.ReadAt == nil {
+			t := now
+			p.ReadAt = &t
+		}
+		if rec.PRs != nil && samePRs(*rec.PRs, p) {
+			p.ReadAt = rec.PRs.ReadAt
+		}
+		rec.PRs = &p
+		ch := Change{Action: ActionPRs, Source: delivery, Inputs: prsInputs{PRs: p, Delivery: delivery}}
+		l.decide(rec, now, false, true, delivery, &ch)
+		return ch, nil
+	})
+}
+
+type prsInputs struct {
+	PRs      dispatch.PRState `json:"prs"`
+	Delivery string           `json:"delivery,omitempty"`
+}
+
+func samePRs(a, b dispatch.PRState) bool {
+	return a.Read == b.Read && a.Open == b.Open && a.Merged == b.Merged &&
+		a.ClosedUnmerged == b.ClosedUnmerged && slices.Equal(a.Numbers, b.Numbers)
+}
+
+// Evaluate decides send_back_claim on the stored row, as the sweep does.
+func (l *Ledger) Evaluate(ctx context.Context, repo string, issue int64, source string) (Result, error) {
+	return l.update(ctx, "evaluate", repo, issue, updateOpts{expect: -1}, func(rec *Record, now time.Time) (Change, error) {
+		ch := Change{Action: ActionEvaluate, Source: source}
+		l.decide(rec, now, true, false, "", &ch)
+		if ch.Decision == "" {
+			return Change{None: true, Note: OutcomeUnchanged}, nil
+		}
+		return ch, nil
+	})
+}
+
+// decide applies the rules named by sendBack and accept to rec and records
+// the decision on ch. A kept row is left alone; a freed row is only ever
+// unfreed (accept_claim, open or merged work); freeing is behind its flag.
+func (l *Ledger) decide(rec *Record, now time.Time, sendBack, accept bool, delivery string, ch *Change) {
+	if rec.Pin != nil {
+		return
+	}
+	if accept && rec.PRs != nil && rec.PRs.Read && (rec.PRs.Open > 0 || rec.PRs.Merged > 0) {
+		switch {
+		case rec.Freed != nil && rec.Freed.Rule == dispatch.RuleAccept:
+			rec.Freed = nil
+			ch.Decision, ch.Rule, ch.Evidence = DecisionUnfree, dispatch.RuleAccept, prsEvidence(rec.PRs)
+			return
+		case rec.Freed == nil && rec.WouldFree != nil && rec.WouldFree.Rule == dispatch.RuleAccept:
+			rec.WouldFree = nil
+			ch.Decision, ch.Rule, ch.Evidence = DecisionWouldUnfree, dispatch.RuleAccept, prsEvidence(rec.PRs)
+			return
+		}
+	}
+	if rec.Freed != nil {
+		return
+	}
+	d := dispatch.Decide(&rec.Row, now)
+	var rule, evidence string
+	var on bool
+	switch {
+	case sendBack && d.SendBack != nil && *d.SendBack == rules.Free:
+		rule, on = dispatch.RuleSendBack, l.opts.ReleaseDeadClaims
+		evidence = fmt.Sprintf("send_backs %d < ceiling %d", rec.SendBacks, rec.Ceiling)
+	case accept && d.Accept != nil && *d.Accept == rules.Free:
+		rule, on = dispatch.RuleAccept, l.opts.FreeClosedPR
+		evidence = prsEvidence(rec.PRs)
+	default:
+		return
+	}
+	fr := &dispatch.FreeRecord{At: now, Rule: rule, Evidence: evidence, Delivery: delivery}
+	if on {
+		rec.Freed, rec.WouldFree = fr, nil
+		ch.Decision = DecisionFree
+	} else {
+		if rec.WouldFree != nil {
+			return // recorded when first decided
+		}
+		rec.WouldFree = fr
+		ch.Decision = DecisionWouldFree
+	}
+	ch.Rule, ch.Evidence = rule, evidence
+}
+
+func prsEvidence(p *dispatch.PRState) string {
+	if p == nil {
+		return "pull requests not read"
+	}
+	s := fmt.Sprintf("open %d, merged %d, closed unmerged %d", p.Open, p.Merged, p.ClosedUnmerged)
+	if len(p.Numbers) > 0 {
+		nums := make([]string, len(p.Numbers))
+		for i, n := range p.Numbers {
+			nums[i] = fmt.Sprintf("#%d", n)
+		}
+		s += " (" + strings.Join(nums, ", ") + ")"
+	}
+	if p.ReadAt != nil {
+		s += " read " + p.ReadAt.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+// Free is a person's free: it applies whatever the flags and drops a keep.
+// Freeing a freed row writes nothing and reports OutcomeAlreadyFree.
+func (l *Ledger) Free(ctx context.Context, repo string, issue int64, reason, source string) (Result, error) {
+	return l.update(ctx, "free", repo, issue, updateOpts{expect: -1}, func(rec *Record, now time.Time) (Change, error) {
+		if rec.Freed != nil {
+			return Change{None: true, Note: OutcomeAlreadyFree}, nil
+		}
+		rec.Freed = &dispatch.FreeRecord{At: now, Rule: dispatch.RuleManual, Evidence: reason}
+		rec.WouldFree, rec.Pin = nil, nil
+		return Change{Action: ActionFree, Decision: DecisionFree, Rule: dispatch.RuleManual, Source: source, Reason: reason}, nil
+	})
+}
+
+// Keep is a person's keep: it clears freed and would_free and pins the row,
+// so the rules free nothing until a new dispatch.
+func (l *Ledger) Keep(ctx context.Context, repo string, issue int64, reason, source string) (Result, error) {
+	return l.update(ctx, "keep", repo, issue, updateOpts{expect: -1}, func(rec *Record, now time.Time) (Change, error) {
+		if rec.Pin != nil && rec.Freed == nil && rec.WouldFree == nil {
+			return Change{None: true, Note: OutcomeAlreadyKept}, nil
+		}
+		rec.Freed, rec.WouldFree = nil, nil
+		rec.Pin = &Pin{At: now, Reason: reason, Source: source}
+		return Change{Action: ActionKeep, Decision: DecisionKeep, Rule: dispatch.RuleManual, Source: source, Reason: reason}, nil
+	})
+}
+
+// Delete removes the row; its history and audit entries stay.
+func (l *Ledger) Delete(ctx context.Context, repo string, issue int64, reason, source string) (Result, error) {
+	return l.update(ctx, "delete", repo, issue, updateOpts{expect: -1}, func(rec *Record, now time.Time) (Change, error) {
+		return Change{Action: ActionDelete, Source: source, Reason: reason, Delete: true}, nil
+	})
+}
+
+// RecordExport records the export push's progress on the row, only if the
+// row is still at expectVersion (the version the push was decided on);
+// otherwise ErrConflict, and the caller re-reads.
+func (l *Ledger) RecordExport(ctx context.Context, repo string, issue int64, st dispatch.ExportState, expectVersion int64) (Result, error) {
+	if expectVersion < 1 {
+		return Result{}, fmt.Errorf("ledger: record export %s#%d: expectVersion %d is not a row version", repo, issue, expectVersion)
+	}
+	return l.update(ctx, "record export", repo, issue, updateOpts{expect: expectVersion}, func(rec *Record, now time.Time) (Change, error) {
+		s := st
+		rec.Export = &s
+		return Change{Action: ActionExport, Decision: st.State, Evidence: st.Refusal, Inputs: struct {
+			Export dispatch.ExportState `json:"export"`
+		}{st}}, nil
+	})
+}

@@ -1,0 +1,410 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/queen-app/queen-app/internal/dispatch"
+)
+
+// Audit actions: what was asked of the ledger.
+const (
+	ActionUpsert   = "upsert"
+	ActionPRs      = "prs"
+	ActionEvaluate = "evaluate"
+	ActionFree     = "free" // a person's free
+	ActionKeep     = "keep"
+	ActionDelete   = "delete"
+	ActionExport   = "export"
+)
+
+// Decisions and outcomes reported in Result.Outcome and Entry.Decision.
+const (
+	DecisionFree        = "free"
+	DecisionWouldFree   = "would_free"
+	DecisionUnfree      = "unfree"
+	DecisionWouldUnfree = "would_unfree" // a would_free by accept_claim withdrawn
+	DecisionKeep        = "keep"
+
+	OutcomeCreated     = "created"
+	OutcomeUpdated     = "updated"
+	OutcomeDeleted     = "deleted"
+	OutcomeUnchanged   = "unchanged"    // nothing to write
+	OutcomeAlreadyFree = "already free" // freeing a freed row
+	OutcomeAlreadyKept = "already kept"
+	OutcomeUnread      = "unread" // a failed PR read decides nothing
+)
+
+// Change is what a transition did to a row, for the audit. A Change with
+// None set writes nothing and reports Note.
+type Change struct {
+	Action   string
+	Decision string // free, would_free, unfree, keep, an export state, or ""
+	Rule     string
+	Evidence string
+	Source   string
+	Reason   string
+	Inputs   any // marshalled into the entry
+	Delete   bool
+
+	None bool
+	Note string
+}
+
+// Entry is one audit entry, in the stream and in the row's history.
+type Entry struct {
+	ID       string          `json:"id,omitempty"` // stream id, set by Audit
+	At       time.Time       `json:"at"`
+	Repo     string          `json:"repo"`
+	Issue    int64           `json:"issue"`
+	Version  int64           `json:"version"` // the row's version after this entry
+	Action   string          `json:"action"`
+	Decision string          `json:"decision,omitempty"`
+	Rule     string          `json:"rule,omitempty"`
+	Evidence string          `json:"evidence,omitempty"`
+	Source   string          `json:"source,omitempty"`
+	Reason   string          `json:"reason,omitempty"`
+	Inputs   json.RawMessage `json:"inputs,omitempty"`
+	Outcome  Outcome         `json:"outcome"`
+}
+
+// Outcome is the row's state after an entry.
+type Outcome struct {
+	Deleted   bool   `json:"deleted,omitempty"`
+	Live      bool   `json:"live"`
+	Freed     string `json:"freed,omitempty"`      // rule of the applied free
+	WouldFree string `json:"would_free,omitempty"` // rule of the shadow free
+	Kept      bool   `json:"kept,omitempty"`
+	Claim     string `json:"claim,omitempty"`
+	Stage     string `json:"stage,omitempty"`
+	Export    string `json:"export,omitempty"`
+	Digest    string `json:"digest,omitempty"` // of the stored row: ties the entry to one exact row
+}
+
+// Result is what a transition did.
+type Result struct {
+	Row     *Record // the row after the call; nil after a delete
+	Entry   *Entry  // the audit entry written; nil when nothing was written
+	Outcome string  // a decision, or created/updated/deleted/unchanged/already free/...
+}
+
+// Wrote reports whether the call changed the row.
+func (r Result) Wrote() bool { return r.Entry != nil }
+
+// casScript is the one write path: compare the version, write or delete the
+// row, keep the indexes, append history and (outside a Cluster) the audit.
+// A retried call whose first attempt landed is recognised by its write id.
+//
+// KEYS: row, history, rows, accepted, sendbacks [, audit]
+// ARGV: expect, next, row JSON ("" deletes), issue, accepted 0/1, sendback 0/1,
+// entry, history length, audit maxlen, write id
+var casScript = redis.NewScript(`
+local cur = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+local expect = tonumber(ARGV[1])
+if cur ~= expect then
+  if cur == expect + 1 and redis.call('HGET', KEYS[1], 'w') == ARGV[10] then
+    return {1, cur, ''}
+  end
+  return {0, cur, ''}
+end
+local issue = ARGV[4]
+if ARGV[3] == '' then
+  redis.call('HDEL', KEYS[1], 'row')
+  redis.call('HSET', KEYS[1], 'v', ARGV[2], 'w', ARGV[10])
+  redis.call('ZREM', KEYS[3], issue)
+  redis.call('ZREM', KEYS[4], issue)
+  redis.call('ZREM', KEYS[5], issue)
+else
+  redis.call('HSET', KEYS[1], 'v', ARGV[2], 'row', ARGV[3], 'w', ARGV[10])
+  redis.call('ZADD', KEYS[3], issue, issue)
+  if ARGV[5] == '1' then redis.call('ZADD', KEYS[4], issue, issue) else redis.call('ZREM', KEYS[4], issue) end
+  if ARGV[6] == '1' then redis.call('ZADD', KEYS[5], issue, issue) else redis.call('ZREM', KEYS[5], issue) end
+end
+redis.call('LPUSH', KEYS[2], ARGV[7])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[8]) - 1)
+local id = ''
+if KEYS[6] then
+  id = redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[9], '*', 'entry', ARGV[7])
+end
+return {1, tonumber(ARGV[2]), id}
+`)
+
+type updateOpts struct {
+	create bool  // a missing row is created
+	expect int64 // the version the caller decided on; -1: the latest
+}
+
+type transition func(rec *Record, now time.Time) (Change, error)
+
+// Update reads the row, lets fn change it and writes it back with one
+// compare-and-set on its version, re-reading and calling fn again when the
+// row changed in between. fn may run several times and must decide only
+// from rec. A missing row is ErrNotFound; ErrConflict after Options.MaxRetries.
+func (l *Ledger) Update(ctx context.Context, repo string, issue int64, fn func(rec *Record) (Change, error)) (Result, error) {
+	return l.update(ctx, "update", repo, issue, updateOpts{expect: -1}, func(rec *Record, _ time.Time) (Change, error) {
+		return fn(rec)
+	})
+}
+
+func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o updateOpts, fn transition) (Result, error) {
+	if err := checkKey(repo, issue); err != nil {
+		return Result{}, err
+	}
+	k := l.keysOf(repo, issue)
+	for attempt := 0; attempt < l.opts.MaxRetries; attempt++ {
+		if attempt > 0 {
+			if err := backoff(ctx, attempt); err != nil {
+				return Result{}, opErr(op, repo, issue, err)
+			}
+		}
+		rec, exists, err := l.load(ctx, repo, issue)
+		if err != nil {
+			return Result{}, opErr(op, repo, issue, err)
+		}
+		if !exists && !o.create {
+			return Result{}, opErr(op, repo, issue, ErrNotFound)
+		}
+		if o.expect >= 0 && rec.Version != o.expect {
+			return Result{}, opErr(op, repo, issue, fmt.Errorf("%w: decided on version %d, row is at %d", ErrConflict, o.expect, rec.Version))
+		}
+		before, err := json.Marshal(rec)
+		if err != nil {
+			return Result{}, opErr(op, repo, issue, err)
+		}
+		prev := rec.Version
+		now := l.opts.Now().UTC()
+		ch, err := fn(rec, now)
+		if err != nil {
+			return Result{}, opErr(op, repo, issue, err)
+		}
+		if ch.None {
+			stored := new(Record) // as stored, whatever fn did to rec
+			if err := json.Unmarshal(before, stored); err != nil {
+				return Result{}, opErr(op, repo, issue, err)
+			}
+			return Result{Row: present(stored, exists), Outcome: ch.Note}, nil
+		}
+		rec.Repo, rec.Issue, rec.Version = repo, issue, prev
+		if !ch.Delete {
+			after, err := json.Marshal(rec)
+			if err != nil {
+				return Result{}, opErr(op, repo, issue, err)
+			}
+			if exists && ch.Decision == "" && bytes.Equal(before, after) {
+				return Result{Row: rec, Outcome: OutcomeUnchanged}, nil
+			}
+		}
+		rec.Version = prev + 1
+		var rowJSON []byte
+		if !ch.Delete {
+			if rowJSON, err = json.Marshal(rec); err != nil {
+				return Result{}, opErr(op, repo, issue, err)
+			}
+		}
+		entry, err := l.entry(rec, now, ch, rowJSON)
+		if err != nil {
+			return Result{}, opErr(op, repo, issue, err)
+		}
+		entryJSON, err := json.Marshal(entry)
+		if err != nil {
+			return Result{}, opErr(op, repo, issue, err)
+		}
+		if !ch.Delete && !exists {
+			// Before the row: a failed script leaves at most a repository with no rows listed.
+			if err := l.rdb.ZAdd(ctx, l.reposKey(), redis.Z{Member: repo}).Err(); err != nil {
+				return Result{}, opErr(op, repo, issue, err)
+			}
+		}
+		keys := []string{k.row, k.history, k.rows, k.accepted, k.sendbacks}
+		if !l.split {
+			keys = append(keys, l.auditKey())
+		}
+		finished := rec.FinishedAt != nil
+		res, err := casScript.Run(ctx, l.rdb, keys,
+			prev, rec.Version, string(rowJSON), issue,
+			flag(finished && rec.ReviewWord() == "accept"), flag(finished && rec.ReviewWord() == "sendBack"),
+			entryJSON, l.opts.HistoryLen, l.opts.AuditMaxLen, writeID()).Slice()
+		if err != nil {
+			return Result{}, opErr(op, repo, issue, err)
+		}
+		if ok, _ := res[0].(int64); ok != 1 {
+			l.conflicts.Add(1)
+			if o.expect >= 0 {
+				return Result{}, opErr(op, repo, issue, fmt.Errorf("%w: decided on version %d, row moved on", ErrConflict, prev))
+			}
+			continue
+		}
+		if l.split {
+			if err := l.appendAudit(ctx, entryJSON); err != nil {
+				// The row and its history hold the entry; only the global stream missed it.
+				return Result{}, opErr(op, repo, issue, fmt.Errorf("written at version %d, audit stream: %w", rec.Version, err))
+			}
+		}
+		out := Result{Row: present(rec, !ch.Delete), Entry: entry, Outcome: outcomeOf(ch, exists)}
+		return out, nil
+	}
+	return Result{}, opErr(op, repo, issue, fmt.Errorf("%w after %d attempts", ErrConflict, l.opts.MaxRetries))
+}
+
+func present(rec *Record, exists bool) *Record {
+	if !exists {
+		return nil
+	}
+	return rec
+}
+
+func outcomeOf(ch Change, existed bool) string {
+	switch {
+	case ch.Delete:
+		return OutcomeDeleted
+	case ch.Decision != "":
+		return ch.Decision
+	case !existed:
+		return OutcomeCreated
+	}
+	return OutcomeUpdated
+}
+
+func (l *Ledger) appendAudit(ctx context.Context, entryJSON []byte) error {
+	var err error
+	for i := 0; i < 3; i++ {
+		err = l.rdb.XAdd(ctx, &redis.XAddArgs{
+			Stream: l.auditKey(), MaxLen: l.opts.AuditMaxLen, Approx: true,
+			Values: []any{"entry", entryJSON},
+		}).Err()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+func (l *Ledger) entry(rec *Record, now time.Time, ch Change, rowJSON []byte) (*Entry, error) {
+	e := &Entry{
+		At: now, Repo: rec.Repo, Issue: rec.Issue, Version: rec.Version,
+		Action: ch.Action, Decision: ch.Decision, Rule: ch.Rule, Evidence: ch.Evidence,
+		Source: ch.Source, Reason: ch.Reason,
+	}
+	if ch.Inputs != nil {
+		b, err := json.Marshal(ch.Inputs)
+		if err != nil {
+			return nil, fmt.Errorf("audit inputs: %v", err)
+		}
+		e.Inputs = b
+	}
+	if ch.Delete {
+		e.Outcome = Outcome{Deleted: true}
+		return e, nil
+	}
+	e.Outcome = outcomeRow(rec, now, rowJSON)
+	return e, nil
+}
+
+func outcomeRow(rec *Record, now time.Time, rowJSON []byte) Outcome {
+	v := dispatch.ViewOf(&rec.Row, now)
+	o := Outcome{Live: v.Live, Kept: rec.Pin != nil, Claim: v.Claim, Stage: v.Stage, Digest: digest(rowJSON)}
+	if rec.Freed != nil {
+		o.Freed = rec.Freed.Rule
+	}
+	if rec.WouldFree != nil {
+		o.WouldFree = rec.WouldFree.Rule
+	}
+	if rec.Export != nil {
+		o.Export = rec.Export.State
+	}
+	return o
+}
+
+func digest(rowJSON []byte) string {
+	sum := sha256.Sum256(rowJSON)
+	return hex.EncodeToString(sum[:8])
+}
+
+// Digest is the digest an audit entry's outcome carries for this row.
+func (r *Record) Digest() string {
+	b, _ := json.Marshal(r)
+	return digest(b)
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+func writeID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// backoff waits a little, growing with the attempt, jittered so that
+// writers racing on one row spread out.
+func backoff(ctx context.Context, attempt int) error {
+	d := time.Duration(mrand.Int64N(int64(min(attempt, 20))*int64(time.Millisecond) + 1))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// History returns the row's most recent audit entries, newest first (at
+// most Options.HistoryLen are kept). A deleted row keeps its history.
+func (l *Ledger) History(ctx context.Context, repo string, issue int64, n int64) ([]Entry, error) {
+	if err := checkKey(repo, issue); err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		n = l.opts.HistoryLen
+	}
+	items, err := l.rdb.LRange(ctx, l.keysOf(repo, issue).history, 0, n-1).Result()
+	if err != nil {
+		return nil, opErr("history", repo, issue, err)
+	}
+	out := make([]Entry, 0, len(items))
+	for _, s := range items {
+		var e Entry
+		if err := json.Unmarshal([]byte(s), &e); err != nil {
+			return nil, opErr("history", repo, issue, fmt.Errorf("stored entry: %v", err))
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Audit returns the newest n entries of the audit stream, newest first.
+func (l *Ledger) Audit(ctx context.Context, n int64) ([]Entry, error) {
+	if n <= 0 {
+		n = 100
+	}
+	msgs, err := l.rdb.XRevRangeN(ctx, l.auditKey(), "+", "-", n).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("ledger: audit: %w", err)
+	}
+	out := make([]Entry, 0, len(msgs))
+	for _, m := range msgs {
+		s, _ := m.Values["entry"].(string)
+		var e Entry
+		if err := json.Unmarshal([]byte(s), &e); err != nil {
+			return nil, fmt.Errorf("ledger: audit: entry %s: %v", m.ID, err)
+		}
+		e.ID = m.ID
+		out = append(out, e)
+	}
+	return out, nil
+}
