@@ -1,0 +1,10 @@
+// Package export carries the Queen's accepted work from the export API to
+// GitHub: it downloads a branch's git bundle, imports it into a cached bare
+// clone, applies the publisher's refusals, pushes the branch without ever
+// destroying remote work, and opens its pull request
+// (shared/reference/export.md §§1, 3, 4 and 9).
+//
+// The asynq tasks that call it live elsewhere; this package holds no queue
+// and records nothing itself: Publisher.Push returns an Outcome for the
+// caller to record.
+package export
