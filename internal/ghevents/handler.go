@@ -1,0 +1,500 @@
+// Package ghevents receives GitHub webhook deliveries: it verifies them,
+// parses the few events queen-app acts on and routes them to asynq tasks and
+// to the registry of installed repositories.
+package ghevents
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/installs"
+	"github.com/queen-app/queen-app/internal/tasks"
+)
+
+// MaxBodyBytes caps a delivery's body; GitHub caps payloads at 25 MiB.
+const MaxBodyBytes = 25 << 20
+
+// Request headers GitHub sets on every delivery.
+const (
+	EventHeader    = "X-GitHub-Event"
+	DeliveryHeader = "X-GitHub-Delivery"
+)
+
+// storeTimeout bounds each Redis call so a hung Redis answers 503 before
+// GitHub's 10 s delivery timeout gives up.
+const storeTimeout = 8 * time.Second
+
+// Enqueuer stores tasks durably; *tasks.Enqueuer is one. A task id that
+// already exists is tasks.AlreadyEnqueued with a nil error.
+type Enqueuer interface {
+	Enqueue(ctx context.Context, t *asynq.Task) (tasks.Result, error)
+}
+
+// EnqueuerFunc adapts a function to Enqueuer.
+type EnqueuerFunc func(ctx context.Context, t *asynq.Task) (tasks.Result, error)
+
+// Enqueue calls f.
+func (f EnqueuerFunc) Enqueue(ctx context.Context, t *asynq.Task) (tasks.Result, error) {
+	return f(ctx, t)
+}
+
+// Installs is the registry of installed repositories; *installs.Registry is
+// one.
+type Installs interface {
+	Lookup(ctx context.Context, repo string) (installationID int64, suspended, ok bool, err error)
+	Set(ctx context.Context, inst installs.Installation) error
+	Remove(ctx context.Context, id int64) error
+	Suspend(ctx context.Context, id int64) error
+	Unsuspend(ctx context.Context, id int64) error
+	AddRepos(ctx context.Context, id int64, repos ...string) error
+	RemoveRepos(ctx context.Context, id int64, repos ...string) error
+}
+
+// Config configures the webhook handler.
+type Config struct {
+	// Secrets are the webhook secrets accepted: the current one and, while
+	// rotating, the previous one. Empty entries are skipped; at least one
+	// must be non-empty.
+	Secrets  [][]byte
+	Enqueuer Enqueuer // required
+	Installs Installs // required
+	// ReevaluateDelay delays claim:reevaluate (QUEEN_REEVALUATE_DELAY,
+	// whose default config supplies); zero runs it at once.
+	ReevaluateDelay time.Duration
+	Logger          *slog.Logger // nil: discard
+	Metrics         *Metrics     // nil: none
+}
+
+type handler struct {
+	secrets  [][]byte
+	enqueuer Enqueuer
+	installs Installs
+	delay    time.Duration
+	log      *slog.Logger
+	metrics  *Metrics
+}
+
+// NewHandler returns the webhook handler, to be mounted at POST /webhook.
+func NewHandler(cfg Config) (http.Handler, error) {
+	h := &handler{
+		enqueuer: cfg.Enqueuer, installs: cfg.Installs, delay: cfg.ReevaluateDelay,
+		log: cfg.Logger, metrics: cfg.Metrics,
+	}
+	for _, s := range cfg.Secrets {
+		if len(s) > 0 {
+			h.secrets = append(h.secrets, bytes.Clone(s))
+		}
+	}
+	switch {
+	case len(h.secrets) == 0:
+		return nil, errors.New("ghevents: Config.Secrets: no non-empty webhook secret")
+	case h.enqueuer == nil:
+		return nil, errors.New("ghevents: Config.Enqueuer is nil")
+	case h.installs == nil:
+		return nil, errors.New("ghevents: Config.Installs is nil")
+	case h.delay < 0:
+		return nil, fmt.Errorf("ghevents: Config.ReevaluateDelay %v is negative", h.delay)
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	return h, nil
+}
+
+// outcome is the answer to one delivery and what the log line says about it.
+type outcome struct {
+	code   int
+	status string // accepted, ignored, pong, or the error text
+	reason string
+	taskID string
+	err    error // logged, never sent
+}
+
+// delivery is what is known about the request so far, for logs and metrics.
+type delivery struct {
+	id, event, action string
+	verified          bool
+	attrs             []slog.Attr
+}
+
+var (
+	eventPattern  = regexp.MustCompile(`^[a-z_]{1,64}$`)
+	branchPattern = regexp.MustCompile(`^queen-([1-9][0-9]{0,9})$`)
+)
+
+// BranchIssue returns N for a branch named queen-<N> (N from 1 to 10 digits,
+// no leading zero).
+func BranchIssue(ref string) (int64, bool) {
+	m := branchPattern.FindStringSubmatch(ref)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	return n, err == nil
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	d := &delivery{}
+	o := h.serve(w, r, d)
+	h.finish(w, d, o)
+}
+
+func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *delivery) outcome {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		return fail(http.StatusMethodNotAllowed, "method not allowed: POST only")
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return fail(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+	}
+	d.event = r.Header.Get(EventHeader)
+	d.id = r.Header.Get(DeliveryHeader)
+	switch {
+	case d.event == "":
+		return fail(http.StatusBadRequest, "missing "+EventHeader)
+	case !eventPattern.MatchString(d.event):
+		d.event = ""
+		return fail(http.StatusBadRequest, "malformed "+EventHeader)
+	case d.id == "":
+		return fail(http.StatusBadRequest, "missing "+DeliveryHeader)
+	case !tasks.ValidDelivery(d.id):
+		d.id = ""
+		return fail(http.StatusBadRequest, "malformed "+DeliveryHeader)
+	}
+	sig := r.Header.Get(SignatureHeader)
+	if sig == "" {
+		h.signatureFailure("missing")
+		return fail(http.StatusUnauthorized, "missing "+SignatureHeader)
+	}
+	if r.ContentLength > MaxBodyBytes {
+		return fail(http.StatusRequestEntityTooLarge, "body larger than 25 MiB")
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return fail(http.StatusRequestEntityTooLarge, "body larger than 25 MiB")
+		}
+		return fail(http.StatusBadRequest, "cannot read body")
+	}
+	if !VerifySignature(h.secrets, sig, body) {
+		h.signatureFailure("mismatch")
+		return fail(http.StatusUnauthorized, "bad "+SignatureHeader)
+	}
+	d.verified = true
+	if len(bytes.TrimSpace(body)) == 0 {
+		return fail(http.StatusBadRequest, "empty body")
+	}
+	switch d.event {
+	case "ping":
+		if !json.Valid(body) {
+			return fail(http.StatusBadRequest, "body is not valid JSON")
+		}
+		return outcome{code: http.StatusOK, status: "pong"}
+	case "pull_request":
+		return h.pullRequest(r.Context(), d, body)
+	case "installation":
+		return h.installation(r.Context(), d, body)
+	case "installation_repositories":
+		return h.installationRepositories(r.Context(), d, body)
+	}
+	if !json.Valid(body) {
+		return fail(http.StatusBadRequest, "body is not valid JSON")
+	}
+	return ignored("event not acted on")
+}
+
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	return buf.Bytes(), err
+}
+
+type repoRef struct {
+	ID       int64  `json:"id"`
+	FullName string `json:"full_name"`
+}
+
+type pullRequestEvent struct {
+	Action      string `json:"action"`
+	Number      int    `json:"number"`
+	PullRequest *struct {
+		Number   int              `json:"number"`
+		Merged   bool             `json:"merged"`
+		MergedAt *json.RawMessage `json:"merged_at"`
+		Head     struct {
+			Ref  string   `json:"ref"`
+			Repo *repoRef `json:"repo"`
+		} `json:"head"`
+	} `json:"pull_request"`
+	Repository   *repoRef `json:"repository"`
+	Installation *struct {
+		ID int64 `json:"id"`
+	} `json:"installation"`
+}
+
+func (h *handler) pullRequest(ctx context.Context, d *delivery, body []byte) outcome {
+	var ev pullRequestEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return fail(http.StatusBadRequest, "body is not a pull_request payload")
+	}
+	d.action = ev.Action
+	if ev.Action != "closed" && ev.Action != "reopened" {
+		return ignored("action not acted on")
+	}
+	pr, repo := ev.PullRequest, ev.Repository
+	if pr == nil || repo == nil || repo.FullName == "" || repo.ID == 0 {
+		return fail(http.StatusBadRequest, "pull_request payload lacks pull_request or repository")
+	}
+	d.attrs = append(d.attrs, slog.String("repo", repo.FullName), slog.Int("pr", pr.Number))
+	issue, ok := BranchIssue(pr.Head.Ref)
+	if !ok {
+		return ignored("branch is not queen-<issue>")
+	}
+	d.attrs = append(d.attrs, slog.Int64("issue", issue))
+	if pr.Head.Repo == nil {
+		return ignored("head repository deleted")
+	}
+	if pr.Head.Repo.ID != repo.ID {
+		return ignored("head repository is a fork")
+	}
+	if ev.Installation != nil {
+		d.attrs = append(d.attrs, slog.Int64("installation_id", ev.Installation.ID))
+	}
+	lctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	instID, suspended, installed, err := h.installs.Lookup(lctx, repo.FullName)
+	cancel()
+	if err != nil {
+		return unavailable(err)
+	}
+	if !installed {
+		return ignored("repository not installed")
+	}
+	if ev.Installation == nil || ev.Installation.ID != instID {
+		d.attrs = append(d.attrs, slog.Int64("registry_installation_id", instID))
+	}
+	if suspended {
+		return ignored("installation suspended")
+	}
+	p := tasks.ReevaluatePayload{
+		Repo: repo.FullName, Issue: issue, Delivery: d.id, Event: d.event, Action: ev.Action,
+		InstallationID: instID, PRNumber: pr.Number,
+		Merged: pr.Merged || (pr.MergedAt != nil && string(*pr.MergedAt) != "null"),
+	}
+	if p.PRNumber == 0 {
+		p.PRNumber = ev.Number
+	}
+	task, err := tasks.NewReevaluate(p, h.delay)
+	if err != nil {
+		return fail(http.StatusBadRequest, "pull_request payload names no valid repository")
+	}
+	id := tasks.ReevaluateID(p)
+	d.attrs = append(d.attrs, slog.String("task_id", id))
+	ectx, cancel := context.WithTimeout(ctx, storeTimeout)
+	res, err := h.enqueuer.Enqueue(ectx, task)
+	cancel()
+	if err != nil {
+		h.enqueued(tasks.TypeReevaluate, "error")
+		return unavailable(err)
+	}
+	h.enqueued(tasks.TypeReevaluate, res.String())
+	o := outcome{code: http.StatusAccepted, status: "accepted", taskID: id}
+	if res == tasks.AlreadyEnqueued {
+		o.reason = "already enqueued"
+	}
+	return o
+}
+
+type installationEvent struct {
+	Action       string `json:"action"`
+	Installation *struct {
+		ID          int64           `json:"id"`
+		SuspendedAt json.RawMessage `json:"suspended_at"`
+	} `json:"installation"`
+	Repositories        *[]repoRef `json:"repositories"`
+	RepositoriesAdded   []repoRef  `json:"repositories_added"`
+	RepositoriesRemoved []repoRef  `json:"repositories_removed"`
+}
+
+func parseInstallation(d *delivery, body []byte) (installationEvent, *outcome) {
+	var ev installationEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		o := fail(http.StatusBadRequest, "body is not an "+d.event+" payload")
+		return ev, &o
+	}
+	d.action = ev.Action
+	if ev.Installation == nil || ev.Installation.ID <= 0 {
+		o := fail(http.StatusBadRequest, d.event+" payload lacks installation.id")
+		return ev, &o
+	}
+	d.attrs = append(d.attrs, slog.Int64("installation_id", ev.Installation.ID))
+	return ev, nil
+}
+
+func (h *handler) installation(ctx context.Context, d *delivery, body []byte) outcome {
+	ev, bad := parseInstallation(d, body)
+	if bad != nil {
+		return *bad
+	}
+	id := ev.Installation.ID
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	var err error
+	switch ev.Action {
+	case "deleted":
+		err = h.installs.Remove(ctx, id)
+	case "created", "new_permissions_accepted", "suspend", "unsuspend":
+		suspended := ev.Action == "suspend" ||
+			(ev.Action != "unsuspend" && len(ev.Installation.SuspendedAt) > 0 && string(ev.Installation.SuspendedAt) != "null")
+		switch {
+		case ev.Repositories != nil:
+			names, ok := repoNames(*ev.Repositories)
+			if !ok {
+				return fail(http.StatusBadRequest, "installation payload has a bad repository full_name")
+			}
+			d.attrs = append(d.attrs, slog.Int("repos", len(names)))
+			err = h.installs.Set(ctx, installs.Installation{ID: id, Repos: names, Suspended: suspended})
+		case suspended:
+			err = h.installs.Suspend(ctx, id)
+		default:
+			err = h.installs.Unsuspend(ctx, id)
+		}
+	default:
+		return ignored("action not acted on")
+	}
+	if err != nil {
+		return unavailable(err)
+	}
+	return outcome{code: http.StatusAccepted, status: "accepted", reason: "registry updated"}
+}
+
+func (h *handler) installationRepositories(ctx context.Context, d *delivery, body []byte) outcome {
+	ev, bad := parseInstallation(d, body)
+	if bad != nil {
+		return *bad
+	}
+	var list []repoRef
+	switch ev.Action {
+	case "added":
+		list = ev.RepositoriesAdded
+	case "removed":
+		list = ev.RepositoriesRemoved
+	default:
+		return ignored("action not acted on")
+	}
+	names, ok := repoNames(list)
+	if !ok {
+		return fail(http.StatusBadRequest, "installation_repositories payload has a bad repository full_name")
+	}
+	d.attrs = append(d.attrs, slog.Int("repos", len(names)))
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	var err error
+	if ev.Action == "added" {
+		err = h.installs.AddRepos(ctx, ev.Installation.ID, names...)
+	} else {
+		err = h.installs.RemoveRepos(ctx, ev.Installation.ID, names...)
+	}
+	if err != nil {
+		return unavailable(err)
+	}
+	return outcome{code: http.StatusAccepted, status: "accepted", reason: "registry updated"}
+}
+
+func repoNames(list []repoRef) ([]string, bool) {
+	names := make([]string, 0, len(list))
+	for _, r := range list {
+		if !dispatch.ValidRepo(r.FullName) {
+			return nil, false
+		}
+		names = append(names, r.FullName)
+	}
+	return names, true
+}
+
+func fail(code int, msg string) outcome { return outcome{code: code, status: msg} }
+
+func ignored(reason string) outcome {
+	return outcome{code: http.StatusAccepted, status: "ignored", reason: reason}
+}
+
+func unavailable(err error) outcome {
+	return outcome{code: http.StatusServiceUnavailable, status: "store unavailable, retry later", err: err}
+}
+
+func (h *handler) signatureFailure(reason string) {
+	if h.metrics != nil {
+		h.metrics.SignatureFailures.WithLabelValues(reason).Inc()
+	}
+}
+
+func (h *handler) enqueued(typ, result string) {
+	if h.metrics != nil {
+		h.metrics.Enqueues.WithLabelValues(typ, result).Inc()
+	}
+}
+
+// finish writes o, counts it and logs one line; never the body or a secret.
+func (h *handler) finish(w http.ResponseWriter, d *delivery, o outcome) {
+	var resp struct {
+		Status string `json:"status,omitempty"`
+		Error  string `json:"error,omitempty"`
+		Reason string `json:"reason,omitempty"`
+		TaskID string `json:"task_id,omitempty"`
+	}
+	if o.code < 300 {
+		resp.Status, resp.Reason, resp.TaskID = o.status, o.reason, o.taskID
+	} else {
+		resp.Error = o.status
+	}
+	data, _ := json.Marshal(resp)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(o.code)
+	_, _ = w.Write(append(data, '\n'))
+
+	event, action := "", ""
+	if d.verified {
+		event, action = eventLabel(d.event), actionLabel(d.action)
+	}
+	if h.metrics != nil {
+		h.metrics.Requests.WithLabelValues(event, action, strconv.Itoa(o.code)).Inc()
+	}
+	level := slog.LevelInfo
+	switch {
+	case o.code >= 500:
+		level = slog.LevelError
+	case o.code >= 400:
+		level = slog.LevelWarn
+	}
+	attrs := append([]slog.Attr{
+		slog.String("delivery_id", d.id), slog.String("event", d.event),
+		slog.String("action", d.action), slog.Int("code", o.code),
+	}, d.attrs...)
+	if o.reason != "" {
+		attrs = append(attrs, slog.String("reason", o.reason))
+	}
+	if o.err != nil {
+		attrs = append(attrs, slog.String("error", o.err.Error()))
+	}
+	msg := "webhook " + o.status
+	if o.code >= 400 {
+		msg = "webhook refused: " + o.status
+	}
+	h.log.LogAttrs(context.Background(), level, msg, attrs...)
+}

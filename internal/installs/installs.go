@@ -1,0 +1,299 @@
+// Package installs is the registry of repositories where the GitHub App is
+// installed, kept in Redis so the webhook and the worker share it.
+//
+// Keys (one hash tag, so every script touches a single Redis Cluster slot):
+//
+//	{queen:installs}:repos      HASH  lowercased "owner/name" -> "<installation id> <Owner/Name>"
+//	{queen:installs}:suspended  SET   ids of suspended installations
+//
+// Repository names are case-insensitive on GitHub, so lookups are too; the
+// value keeps the name as GitHub last spelled it.
+package installs
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/queen-app/queen-app/internal/dispatch"
+)
+
+// Redis keys of the registry.
+const (
+	KeyRepos     = "{queen:installs}:repos"
+	KeySuspended = "{queen:installs}:suspended"
+)
+
+// Installation is one installation of the App with the repositories it can
+// access.
+type Installation struct {
+	ID        int64
+	Repos     []string // "owner/name"
+	Suspended bool
+}
+
+// Repo is an installed repository.
+type Repo struct {
+	Name           string // "owner/name"
+	InstallationID int64
+	Suspended      bool
+}
+
+// Registry is the Redis-backed registry. It is safe for concurrent use.
+type Registry struct {
+	rdb redis.UniversalClient
+}
+
+// New returns a registry stored in rdb.
+func New(rdb redis.UniversalClient) *Registry { return &Registry{rdb: rdb} }
+
+// setScript drops the repositories of installation ARGV[1], adds the
+// name/value pairs from ARGV[3], and sets its suspended flag from ARGV[2].
+// It scans the whole hash: installation events are rare and the hash is small.
+var setScript = redis.NewScript(`
+local prefix = ARGV[1] .. ' '
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  if string.sub(all[i+1], 1, #prefix) == prefix then
+    redis.call('HDEL', KEYS[1], all[i])
+  end
+end
+for i = 3, #ARGV, 2 do
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i+1])
+end
+if ARGV[2] == '1' then
+  redis.call('SADD', KEYS[2], ARGV[1])
+else
+  redis.call('SREM', KEYS[2], ARGV[1])
+end
+return 0
+`)
+
+// removeReposScript deletes the names ARGV[2..] that still belong to
+// installation ARGV[1] (a repository since moved to another installation stays).
+var removeReposScript = redis.NewScript(`
+local prefix = ARGV[1] .. ' '
+for i = 2, #ARGV do
+  local v = redis.call('HGET', KEYS[1], ARGV[i])
+  if v and string.sub(v, 1, #prefix) == prefix then
+    redis.call('HDEL', KEYS[1], ARGV[i])
+  end
+end
+return 0
+`)
+
+// lookupScript returns the value of ARGV[1] and whether its installation is
+// suspended, read atomically.
+var lookupScript = redis.NewScript(`
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if not v then return false end
+local id = string.match(v, '^(%d+) ')
+return {v, redis.call('SISMEMBER', KEYS[2], id or '')}
+`)
+
+// Set replaces installation inst: its repositories become exactly inst.Repos
+// and its suspended flag inst.Suspended.
+func (r *Registry) Set(ctx context.Context, inst Installation) error {
+	args, err := pairs(inst.ID, inst.Repos)
+	if err != nil {
+		return err
+	}
+	args = append([]any{inst.ID, flag(inst.Suspended)}, args...)
+	if err := setScript.Run(ctx, r.rdb, []string{KeyRepos, KeySuspended}, args...).Err(); err != nil {
+		return fmt.Errorf("installs: set installation %d: %w", inst.ID, err)
+	}
+	return nil
+}
+
+// Remove forgets installation id and all its repositories.
+func (r *Registry) Remove(ctx context.Context, id int64) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	if err := setScript.Run(ctx, r.rdb, []string{KeyRepos, KeySuspended}, id, "0").Err(); err != nil {
+		return fmt.Errorf("installs: remove installation %d: %w", id, err)
+	}
+	return nil
+}
+
+// AddRepos records repos as accessible to installation id.
+func (r *Registry) AddRepos(ctx context.Context, id int64, repos ...string) error {
+	args, err := pairs(id, repos)
+	if err != nil || len(args) == 0 {
+		return err
+	}
+	if err := r.rdb.HSet(ctx, KeyRepos, args...).Err(); err != nil {
+		return fmt.Errorf("installs: add repositories to installation %d: %w", id, err)
+	}
+	return nil
+}
+
+// RemoveRepos forgets repos of installation id.
+func (r *Registry) RemoveRepos(ctx context.Context, id int64, repos ...string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	if len(repos) == 0 {
+		return nil
+	}
+	args := []any{id}
+	for _, name := range repos {
+		args = append(args, strings.ToLower(name))
+	}
+	if err := removeReposScript.Run(ctx, r.rdb, []string{KeyRepos}, args...).Err(); err != nil {
+		return fmt.Errorf("installs: remove repositories of installation %d: %w", id, err)
+	}
+	return nil
+}
+
+// Suspend marks installation id suspended: its repositories stay known but
+// nothing is decided for them.
+func (r *Registry) Suspend(ctx context.Context, id int64) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	if err := r.rdb.SAdd(ctx, KeySuspended, id).Err(); err != nil {
+		return fmt.Errorf("installs: suspend installation %d: %w", id, err)
+	}
+	return nil
+}
+
+// Unsuspend clears the suspended mark of installation id.
+func (r *Registry) Unsuspend(ctx context.Context, id int64) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	if err := r.rdb.SRem(ctx, KeySuspended, id).Err(); err != nil {
+		return fmt.Errorf("installs: unsuspend installation %d: %w", id, err)
+	}
+	return nil
+}
+
+// Replace makes the registry exactly insts, in one transaction (the start-up
+// sync from GET /app/installations).
+func (r *Registry) Replace(ctx context.Context, insts []Installation) error {
+	var fields []any
+	var suspended []any
+	for _, inst := range insts {
+		p, err := pairs(inst.ID, inst.Repos)
+		if err != nil {
+			return err
+		}
+		fields = append(fields, p...)
+		if inst.Suspended {
+			suspended = append(suspended, inst.ID)
+		}
+	}
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, KeyRepos, KeySuspended)
+		if len(fields) > 0 {
+			p.HSet(ctx, KeyRepos, fields...)
+		}
+		if len(suspended) > 0 {
+			p.SAdd(ctx, KeySuspended, suspended...)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("installs: replace registry: %w", err)
+	}
+	return nil
+}
+
+// Lookup finds repo ("owner/name", any case): its installation id and whether
+// that installation is suspended; ok is false when repo is not installed.
+func (r *Registry) Lookup(ctx context.Context, repo string) (installationID int64, suspended, ok bool, err error) {
+	res, err := lookupScript.Run(ctx, r.rdb, []string{KeyRepos, KeySuspended}, strings.ToLower(repo)).Slice()
+	if err == redis.Nil {
+		return 0, false, false, nil
+	}
+	if err != nil {
+		return 0, false, false, fmt.Errorf("installs: look up %q: %w", repo, err)
+	}
+	if len(res) != 2 {
+		return 0, false, false, fmt.Errorf("installs: look up %q: unexpected reply %v", repo, res)
+	}
+	v, _ := res[0].(string)
+	id, _, err := parseValue(v)
+	if err != nil {
+		return 0, false, false, fmt.Errorf("installs: look up %q: %w", repo, err)
+	}
+	n, _ := res[1].(int64)
+	return id, n == 1, true, nil
+}
+
+// Repos lists the installed repositories sorted by name.
+func (r *Registry) Repos(ctx context.Context) ([]Repo, error) {
+	var all *redis.MapStringStringCmd
+	var susp *redis.StringSliceCmd
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		all = p.HGetAll(ctx, KeyRepos)
+		susp = p.SMembers(ctx, KeySuspended)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("installs: list repositories: %w", err)
+	}
+	suspended := map[int64]bool{}
+	for _, s := range susp.Val() {
+		if id, err := strconv.ParseInt(s, 10, 64); err == nil {
+			suspended[id] = true
+		}
+	}
+	repos := make([]Repo, 0, len(all.Val()))
+	for key, v := range all.Val() {
+		id, name, err := parseValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("installs: list repositories: %s: %w", key, err)
+		}
+		repos = append(repos, Repo{Name: name, InstallationID: id, Suspended: suspended[id]})
+	}
+	sort.Slice(repos, func(i, j int) bool {
+		return strings.ToLower(repos[i].Name) < strings.ToLower(repos[j].Name)
+	})
+	return repos, nil
+}
+
+func checkID(id int64) error {
+	if id <= 0 {
+		return fmt.Errorf("installs: installation id %d is not positive", id)
+	}
+	return nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// pairs are the hash field/value pairs of repos under installation id.
+func pairs(id int64, repos []string) ([]any, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, 2*len(repos))
+	for _, name := range repos {
+		if !dispatch.ValidRepo(name) {
+			return nil, fmt.Errorf("installs: installation %d: repository %q is not owner/name", id, name)
+		}
+		out = append(out, strings.ToLower(name), strconv.FormatInt(id, 10)+" "+name)
+	}
+	return out, nil
+}
+
+func parseValue(v string) (id int64, name string, err error) {
+	ids, name, ok := strings.Cut(v, " ")
+	if ok {
+		id, err = strconv.ParseInt(ids, 10, 64)
+	}
+	if !ok || err != nil || name == "" {
+		return 0, "", fmt.Errorf("malformed registry value %q", v)
+	}
+	return id, name, nil
+}
