@@ -12,8 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/queen-app/queen-app/internal/githubtest"
 	"github.com/queen-app/queen-app/internal/installs"
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/tasks"
@@ -33,7 +32,6 @@ var (
 )
 
 const (
-	payloads  = "/work/shared/github-payloads"
 	repoName  = "Codertocat/Hello-World"
 	repoID    = 186853002
 	installID = 1
@@ -125,10 +123,7 @@ func (f *fixture) queued() []*asynq.TaskInfo {
 
 func load(t testing.TB, rel string) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(payloads, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := githubtest.Payload(t, rel)
 	var m map[string]any
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
