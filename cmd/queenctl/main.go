@@ -20,7 +20,9 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"replay": {"apply the rules to a snapshot of dispatch rows, offline", runReplay},
+	"replay":  {"apply the rules to a snapshot of dispatch rows, offline", runReplay},
+	"claims":  {"list, import, export, free, keep or delete claims over the claims API", runClaims},
+	"explain": {"show one claim view with its rule path and history, from the claims API", runExplain},
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -1,0 +1,486 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/apiclient"
+	"github.com/queen-app/queen-app/internal/config"
+	"github.com/queen-app/queen-app/internal/dispatch"
+)
+
+const claimsSynopsis = "list|import|export|free|keep|delete ..."
+
+// claimsPageSize is the page list and export ask for; tests make it small.
+var claimsPageSize = api.MaxLimit
+
+var claimsSubcommands = []struct{ name, synopsis string }{
+	{"list", "[--repo owner/name] [--claims-issue true|false] [--claim WORD] [--json]"},
+	{"import", "FILE.jsonl [--repo owner/name] [--source NAME]"},
+	{"export", "[--repo owner/name]"},
+	{"free", "owner/name#N --reason TEXT"},
+	{"keep", "owner/name#N --reason TEXT"},
+	{"delete", "owner/name#N [--reason TEXT]"},
+}
+
+func runClaims(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "queenctl: claims: want a subcommand (usage: queenctl claims %s)\n", claimsSynopsis)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, "usage:")
+		for _, s := range claimsSubcommands {
+			fmt.Fprintf(stdout, "  queenctl claims %s %s\n", s.name, s.synopsis)
+		}
+		return 0
+	case "list":
+		return claimsList(args[1:], stdout, stderr)
+	case "import":
+		return claimsImport(args[1:], stdout, stderr)
+	case "export":
+		return claimsExport(args[1:], stdout, stderr)
+	case "free", "keep":
+		return claimsOverride(args[0], args[1:], stdout, stderr)
+	case "delete":
+		return claimsDelete(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "queenctl: claims: unknown subcommand %q (usage: queenctl claims %s)\n", args[0], claimsSynopsis)
+	return 2
+}
+
+func claimsSynopsisOf(name string) string {
+	for _, s := range claimsSubcommands {
+		if s.name == name {
+			return s.synopsis
+		}
+	}
+	return ""
+}
+
+// claimsAPI is the API client from QUEEN_API_URL and QUEEN_API_TOKEN; on a
+// bad or missing value it prints one line naming the variable.
+func claimsAPI(name string, stderr io.Writer) (*apiclient.Client, bool) {
+	cfg, err := config.Load(config.CLI, os.Getenv)
+	if err == nil {
+		var c *apiclient.Client
+		if c, err = apiclient.New(cfg.QueenAPI, cfg.APIToken, &http.Client{Timeout: 60 * time.Second}); err == nil {
+			return c, true
+		}
+	}
+	fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+	return nil, false
+}
+
+// parseClaimRef reads "owner/name#N".
+func parseClaimRef(s string) (repo string, issue int64, err error) {
+	i := strings.LastIndexByte(s, '#')
+	if i < 0 {
+		return "", 0, fmt.Errorf("%q is not owner/name#N", s)
+	}
+	repo = s[:i]
+	if !dispatch.ValidRepo(repo) {
+		return "", 0, fmt.Errorf("%q: repo %q is not owner/name", s, repo)
+	}
+	issue, err = strconv.ParseInt(s[i+1:], 10, 64)
+	if err != nil || issue < 1 {
+		return "", 0, fmt.Errorf("%q: issue %q is not a positive number", s, s[i+1:])
+	}
+	return repo, issue, nil
+}
+
+// boolFlag is an optional true|false flag.
+type boolFlag struct{ v *bool }
+
+func (b *boolFlag) String() string {
+	if b.v == nil {
+		return ""
+	}
+	return strconv.FormatBool(*b.v)
+}
+
+func (b *boolFlag) Set(s string) error {
+	switch s {
+	case "true", "false":
+		v := s == "true"
+		b.v = &v
+		return nil
+	}
+	return errors.New("must be true or false")
+}
+
+func claimsList(args []string, stdout, stderr io.Writer) int {
+	const name = "claims list"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	repo := fs.String("repo", "", "only this owner/name (all repositories when absent)")
+	var claimsIssue boolFlag
+	fs.Var(&claimsIssue, "claims-issue", "only rows whose claims_issue is `true|false`")
+	claim := fs.String("claim", "", "only rows with this claim `word` (running, accepted, rejected, awaitingReview, failed, cancelled)")
+	asJSON := fs.Bool("json", false, `print {"claims": [VIEW, ...]} instead of the table`)
+	pos, err := parseArgs(fs, args)
+	if err == nil && len(pos) != 0 {
+		err = fmt.Errorf("unexpected argument %q", pos[0])
+	}
+	if err != nil {
+		return usageError(err, name, claimsSynopsisOf("list"), fs, stdout, stderr)
+	}
+	c, ok := claimsAPI(name, stderr)
+	if !ok {
+		return 2
+	}
+	views, err := c.ListAll(context.Background(), apiclient.ListOptions{
+		Repo: *repo, ClaimsIssue: claimsIssue.v, Claim: *claim, Limit: claimsPageSize})
+	if err != nil {
+		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+		return 1
+	}
+	if *asJSON {
+		if views == nil {
+			views = []dispatch.View{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Claims []dispatch.View `json:"claims"`
+		}{views}); err != nil {
+			fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+			return 1
+		}
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ROW\tCLAIM\tCLAIMS_ISSUE\tLIVE\tSTAGE\tHELD\tSEND_BACK\tACCEPT\tDECIDED")
+	for _, v := range views {
+		fmt.Fprintf(tw, "%s#%d\t%s\t%t\t%t\t%s\t%d\t%s\t%s\t%s\n", v.Repo, v.Issue, v.Claim, v.ClaimsIssue, v.Live,
+			v.Stage, len(v.HeldPaths), orDash(v.SendBackClaim), orDash(v.AcceptClaim), decided(v))
+	}
+	if err := tw.Flush(); err != nil {
+		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%d rows\n", len(views))
+	return 0
+}
+
+func orDash(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
+}
+
+// decided names an applied or shadow free in a few words.
+func decided(v dispatch.View) string {
+	switch {
+	case v.Freed != nil:
+		return "freed by " + v.Freed.Rule
+	case v.WouldFree != nil:
+		return "would free by " + v.WouldFree.Rule
+	}
+	return "-"
+}
+
+// importOutcomeOrder lists the outcomes in the summary, known ones first.
+var importOutcomeOrder = []string{"created", "updated", "unchanged"}
+
+func claimsImport(args []string, stdout, stderr io.Writer) int {
+	const name = "claims import"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	repoFlag := fs.String("repo", "", "owner/name for lines that carry no repo")
+	source := fs.String("source", "queenctl-import", "writer `NAME` recorded in the audit")
+	pos, err := parseArgs(fs, args)
+	switch {
+	case err != nil:
+	case len(pos) != 1:
+		err = errors.New("want exactly one FILE.jsonl")
+	case *repoFlag != "" && !dispatch.ValidRepo(*repoFlag):
+		err = fmt.Errorf("--repo %q is not owner/name", *repoFlag)
+	case !api.ValidSource(*source):
+		err = fmt.Errorf("--source %q must be 1 to 64 letters, digits or ._:@/-", *source)
+	}
+	if err != nil {
+		return usageError(err, name, claimsSynopsisOf("import"), fs, stdout, stderr)
+	}
+	file := pos[0]
+	f, err := os.Open(file)
+	if err != nil {
+		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+		return 1
+	}
+	defer f.Close()
+	c, ok := claimsAPI(name, stderr)
+	if !ok {
+		return 2
+	}
+	c.Source = *source
+
+	im := importer{c: c, out: stdout, defRepo: *repoFlag, seen: map[string]int{}, ignored: map[string]bool{}, counts: map[string]int{}}
+	rd := bufio.NewReader(f)
+	for n := 1; ; n++ {
+		line, rerr := rd.ReadBytes('\n')
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			fmt.Fprintf(stderr, "queenctl: %s: %s: %v\n", name, file, rerr)
+			return 1
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			if err := im.line(n, line); err != nil {
+				fmt.Fprintf(stderr, "queenctl: %s: line %d: %v; stopped\n", name, n, err)
+				return 1
+			}
+		}
+		if rerr != nil {
+			break
+		}
+	}
+	im.summary()
+	if len(im.failed) > 0 {
+		noun := "lines"
+		if len(im.failed) == 1 {
+			noun = "line"
+		}
+		fmt.Fprintf(stderr, "queenctl: %s: %s: %d %s failed (%s)\n", name, file, len(im.failed), noun, strings.Join(im.failed, ", "))
+		return 1
+	}
+	return 0
+}
+
+type importer struct {
+	c       *apiclient.Client
+	out     io.Writer
+	defRepo string
+	seen    map[string]int // row key -> first line
+	ignored map[string]bool
+	counts  map[string]int
+	failed  []string // line numbers
+}
+
+// line imports one line of the dump. A bad line is reported and counted;
+// only a failure every later line would share (the API down, the token
+// refused) is returned, to stop the import.
+func (im *importer) line(n int, data []byte) error {
+	fail := func(where, msg string) {
+		fmt.Fprintf(im.out, "line %d%s: failed: %s\n", n, where, msg)
+		im.failed = append(im.failed, strconv.Itoa(n))
+	}
+	if n == 1 {
+		data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	}
+	obj, err := dispatch.DecodeObject(data)
+	if err != nil {
+		fail("", err.Error())
+		return nil
+	}
+	repo := im.defRepo
+	if raw, ok := obj["repo"]; ok {
+		if json.Unmarshal(raw, &repo) != nil || !dispatch.ValidRepo(repo) {
+			fail("", fmt.Sprintf("repo: %s is not \"owner/name\"", raw))
+			return nil
+		}
+	} else if repo == "" {
+		fail("", "repo: is required (or give --repo owner/name)")
+		return nil
+	}
+	raw, ok := obj["issue"]
+	if !ok {
+		fail("", "issue: is required")
+		return nil
+	}
+	issue, err := dispatch.Issue(raw)
+	if err != nil {
+		fail("", "issue: "+err.Error())
+		return nil
+	}
+	key := repo + "#" + strconv.FormatInt(issue, 10)
+	where := " " + key
+	if first, dup := im.seen[key]; dup {
+		fail(where, fmt.Sprintf("duplicate row (first on line %d)", first))
+		return nil
+	}
+	im.seen[key] = n
+	patch := make(map[string]json.RawMessage, len(obj))
+	for name, v := range obj {
+		switch {
+		case dispatch.IsQueenField(name):
+			patch[name] = v
+		case name != "repo" && name != "issue":
+			im.ignored[name] = true
+		}
+	}
+	res, err := im.c.Put(context.Background(), repo, issue, patch)
+	if err != nil {
+		var ae *apiclient.Error
+		if errors.As(err, &ae) && ae.Status/100 == 4 && ae.Status != http.StatusUnauthorized &&
+			ae.Status != http.StatusForbidden && ae.Status != http.StatusTooManyRequests {
+			fail(where, ae.Message)
+			return nil
+		}
+		return err
+	}
+	fmt.Fprintf(im.out, "line %d%s: %s\n", n, where, res.Outcome)
+	im.counts[res.Outcome]++
+	return nil
+}
+
+func (im *importer) summary() {
+	if len(im.ignored) > 0 {
+		names := make([]string, 0, len(im.ignored))
+		for n := range im.ignored {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(im.out, "ignored columns: %s\n", strings.Join(names, ", "))
+	}
+	var parts []string
+	done := map[string]bool{}
+	for _, o := range importOutcomeOrder {
+		if im.counts[o] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", im.counts[o], o))
+		}
+		done[o] = true
+	}
+	var rest []string
+	for o := range im.counts {
+		if !done[o] {
+			rest = append(rest, o)
+		}
+	}
+	sort.Strings(rest)
+	for _, o := range rest {
+		parts = append(parts, fmt.Sprintf("%d %s", im.counts[o], o))
+	}
+	if len(im.failed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", len(im.failed)))
+	}
+	if len(parts) == 0 {
+		parts = []string{"no rows"}
+	}
+	fmt.Fprintf(im.out, "imported: %s\n", strings.Join(parts, ", "))
+}
+
+func claimsExport(args []string, stdout, stderr io.Writer) int {
+	const name = "claims export"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	repo := fs.String("repo", "", "only this owner/name (all repositories when absent)")
+	pos, err := parseArgs(fs, args)
+	if err == nil && len(pos) != 0 {
+		err = fmt.Errorf("unexpected argument %q", pos[0])
+	}
+	if err != nil {
+		return usageError(err, name, claimsSynopsisOf("export"), fs, stdout, stderr)
+	}
+	c, ok := claimsAPI(name, stderr)
+	if !ok {
+		return 2
+	}
+	bw := bufio.NewWriter(stdout)
+	enc := json.NewEncoder(bw)
+	o := apiclient.ListOptions{Repo: *repo, Limit: claimsPageSize}
+	for {
+		page, err := c.List(context.Background(), o)
+		if err == nil {
+			for _, v := range page.Claims {
+				if err = enc.Encode(v); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			_ = bw.Flush()
+			fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+			return 1
+		}
+		if page.NextCursor == "" || page.NextCursor == o.Cursor {
+			break
+		}
+		o.Cursor = page.NextCursor
+	}
+	if err := bw.Flush(); err != nil {
+		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+func claimsOverride(what string, args []string, stdout, stderr io.Writer) int {
+	name := "claims " + what
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	reason := fs.String("reason", "", "why, for the audit (required)")
+	pos, err := parseArgs(fs, args)
+	var repo string
+	var issue int64
+	switch {
+	case err != nil:
+	case len(pos) != 1:
+		err = errors.New("want exactly one owner/name#N")
+	case strings.TrimSpace(*reason) == "":
+		err = errors.New("--reason is required")
+	default:
+		repo, issue, err = parseClaimRef(pos[0])
+	}
+	if err != nil {
+		return usageError(err, name, claimsSynopsisOf(what), fs, stdout, stderr)
+	}
+	c, ok := claimsAPI(name, stderr)
+	if !ok {
+		return 2
+	}
+	c.Source = "queenctl"
+	do := c.Free
+	if what == "keep" {
+		do = c.Keep
+	}
+	res, err := do(context.Background(), repo, issue, *reason)
+	if err != nil {
+		fmt.Fprintf(stderr, "queenctl: %s: %s#%d: %v\n", name, repo, issue, err)
+		return 1
+	}
+	v := res.View
+	fmt.Fprintf(stdout, "%s#%d: %s (claim %s, claims_issue %t, live %t, stage %s, %d paths held)\n",
+		v.Repo, v.Issue, res.Outcome, v.Claim, v.ClaimsIssue, v.Live, v.Stage, len(v.HeldPaths))
+	return 0
+}
+
+func claimsDelete(args []string, stdout, stderr io.Writer) int {
+	const name = "claims delete"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	reason := fs.String("reason", "", "why, for the audit")
+	pos, err := parseArgs(fs, args)
+	var repo string
+	var issue int64
+	if err == nil && len(pos) != 1 {
+		err = errors.New("want exactly one owner/name#N")
+	}
+	if err == nil {
+		repo, issue, err = parseClaimRef(pos[0])
+	}
+	if err != nil {
+		return usageError(err, name, claimsSynopsisOf("delete"), fs, stdout, stderr)
+	}
+	c, ok := claimsAPI(name, stderr)
+	if !ok {
+		return 2
+	}
+	c.Source = "queenctl"
+	res, err := c.Delete(context.Background(), repo, issue, *reason)
+	if err != nil {
+		fmt.Fprintf(stderr, "queenctl: %s: %s#%d: %v\n", name, repo, issue, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s#%d: %s (version %d)\n", res.Repo, res.Issue, res.Outcome, res.Version)
+	return 0
+}

@@ -1,0 +1,400 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/rules"
+)
+
+// Answers of the API. The claim view's fields come first in each.
+type (
+	// Claim is a claim view with what the write did: created, updated,
+	// unchanged, free, would_free, keep, already free, already kept.
+	Claim struct {
+		dispatch.View
+		Outcome string `json:"outcome"`
+	}
+
+	// Detail is a claim view with its keep, the rule path in words and the
+	// row's recent audit entries, newest first.
+	Detail struct {
+		dispatch.View
+		Kept    *ledger.Pin    `json:"kept"`
+		Explain []string       `json:"explain"`
+		History []ledger.Entry `json:"history"`
+	}
+
+	// ClaimList is one page of claim views; NextCursor is "" on the last.
+	ClaimList struct {
+		Claims     []dispatch.View `json:"claims"`
+		NextCursor string          `json:"next_cursor"`
+	}
+
+	// HeldPath is one path held by one row; Until is nil while a bee works.
+	HeldPath struct {
+		Path  string     `json:"path"`
+		Issue int64      `json:"issue"`
+		Stage string     `json:"stage"`
+		Until *time.Time `json:"until"`
+	}
+
+	// HeldPaths are the paths a repository's live rows hold, by path.
+	HeldPaths struct {
+		Held []HeldPath `json:"held"`
+	}
+
+	// Candidate is an issue the Queen would dispatch.
+	Candidate struct {
+		Issue         int64 `json:"issue"`
+		OwnerAssigned bool  `json:"owner_assigned"`
+	}
+
+	// Admission is the review-first answer for a round of candidates.
+	Admission struct {
+		Queue    uint32  `json:"queue"`
+		Admitted []int64 `json:"admitted"`
+		Held     []int64 `json:"held"`
+		Refusal  *string `json:"refusal"`
+	}
+
+	// Deleted answers a delete.
+	Deleted struct {
+		Repo    string `json:"repo"`
+		Issue   int64  `json:"issue"`
+		Outcome string `json:"outcome"`
+		Version int64  `json:"version"`
+	}
+)
+
+// List limits.
+const (
+	DefaultLimit   = 100
+	MaxLimit       = 1000
+	defaultHistory = 20
+	maxReasonBytes = 1000
+	maxCandidates  = 1000
+	// maxScan bounds the rows one list request reads to fill a filtered
+	// page; a page may then come back short, with a cursor to go on.
+	maxScan = 20 * MaxLimit
+)
+
+func (s *server) putDispatch(ctx context.Context, w *responseWriter, r *request) error {
+	if _, err := query(r); err != nil {
+		return err
+	}
+	obj, err := readObject(w, r)
+	if err != nil {
+		return err
+	}
+	res, err := s.ledger.Upsert(ctx, r.repo, r.issue, obj, r.source)
+	if err != nil {
+		return err
+	}
+	w.json(http.StatusOK, Claim{View: res.Row.View(s.now()), Outcome: res.Outcome})
+	return nil
+}
+
+func (s *server) deleteDispatch(ctx context.Context, w *responseWriter, r *request) error {
+	q, err := query(r, "reason")
+	if err != nil {
+		return err
+	}
+	if len(q["reason"]) > maxReasonBytes {
+		return badField("reason", fmt.Sprintf("longer than %d bytes", maxReasonBytes))
+	}
+	res, err := s.ledger.Delete(ctx, r.repo, r.issue, q["reason"], r.source)
+	if err != nil {
+		return err
+	}
+	w.json(http.StatusOK, Deleted{Repo: r.repo, Issue: r.issue, Outcome: res.Outcome, Version: res.Entry.Version})
+	return nil
+}
+
+func (s *server) getClaim(ctx context.Context, w *responseWriter, r *request) error {
+	q, err := query(r, "history")
+	if err != nil {
+		return err
+	}
+	n := int64(defaultHistory)
+	if v, ok := q["history"]; ok {
+		if n, err = strconv.ParseInt(v, 10, 64); err != nil || n < 1 || n > MaxLimit {
+			return badField("history", fmt.Sprintf("must be a whole number from 1 to %d", MaxLimit))
+		}
+	}
+	rec, err := s.ledger.Get(ctx, r.repo, r.issue)
+	if err != nil {
+		return err
+	}
+	hist, err := s.ledger.History(ctx, r.repo, r.issue, n)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	w.json(http.StatusOK, Detail{View: rec.View(now), Kept: rec.Pin, Explain: dispatch.Explain(&rec.Row, now), History: hist})
+	return nil
+}
+
+func (s *server) listClaims(ctx context.Context, w *responseWriter, r *request) error {
+	q, err := query(r, "repo", "claims_issue", "claim", "cursor", "limit")
+	if err != nil {
+		return err
+	}
+	repo := q["repo"]
+	if _, ok := q["repo"]; ok {
+		if repo, err = parseRepo(repo); err != nil {
+			return err
+		}
+	}
+	var claimsIssue *bool
+	if v, ok := q["claims_issue"]; ok {
+		b, err := parseBool(v)
+		if err != nil {
+			return badField("claims_issue", err.Error())
+		}
+		claimsIssue = &b
+	}
+	claim, filterClaim := q["claim"]
+	if filterClaim {
+		if _, ok := rules.ParseClaim(claim); !ok {
+			return badField("claim", fmt.Sprintf("%q is not one of running, accepted, rejected, awaitingReview, failed, cancelled", claim))
+		}
+	}
+	limit := DefaultLimit
+	if v, ok := q["limit"]; ok {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > MaxLimit {
+			return badField("limit", fmt.Sprintf("must be a whole number from 1 to %d", MaxLimit))
+		}
+	}
+	cursor := q["cursor"]
+	if err := checkCursor(cursor, repo); err != nil {
+		return err
+	}
+	now := s.now()
+	out := ClaimList{Claims: []dispatch.View{}}
+	for scanned := 0; ; {
+		rows, next, err := s.ledger.List(ctx, repo, cursor, limit-len(out.Claims))
+		if err != nil {
+			return err
+		}
+		scanned += len(rows)
+		for _, rec := range rows {
+			v := rec.View(now)
+			if (filterClaim && v.Claim != claim) || (claimsIssue != nil && v.ClaimsIssue != *claimsIssue) {
+				continue
+			}
+			out.Claims = append(out.Claims, v)
+		}
+		cursor = next
+		if next == "" || len(out.Claims) == limit || scanned >= maxScan {
+			break
+		}
+	}
+	out.NextCursor = cursor
+	w.json(http.StatusOK, out)
+	return nil
+}
+
+func parseBool(v string) (bool, error) {
+	switch v {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not true or false", v)
+}
+
+// checkCursor holds a cursor to the shape the ledger gives ("owner/name#N"),
+// so a bad one is the caller's 400 and not the server's 500.
+func checkCursor(cursor, repo string) error {
+	if cursor == "" {
+		return nil
+	}
+	cr, n, ok := strings.Cut(cursor, "#")
+	issue, err := strconv.ParseInt(n, 10, 64)
+	if !ok || err != nil || issue < 1 || !dispatch.ValidRepo(cr) || (repo != "" && cr != repo) {
+		return badField("cursor", "not a cursor this list gave")
+	}
+	return nil
+}
+
+// eachRow calls fn on every row of repo, paging through the ledger.
+func (s *server) eachRow(ctx context.Context, repo string, fn func(*ledger.Record)) error {
+	cursor := ""
+	for {
+		rows, next, err := s.ledger.List(ctx, repo, cursor, MaxLimit)
+		if err != nil {
+			return err
+		}
+		for _, rec := range rows {
+			fn(rec)
+		}
+		if next == "" {
+			return nil
+		}
+		cursor = next
+	}
+}
+
+func (s *server) heldPaths(ctx context.Context, w *responseWriter, r *request) error {
+	if _, err := query(r); err != nil {
+		return err
+	}
+	now := s.now()
+	out := HeldPaths{Held: []HeldPath{}}
+	err := s.eachRow(ctx, r.repo, func(rec *ledger.Record) {
+		v := rec.View(now) // held_paths is empty unless holds_files
+		for _, p := range v.HeldPaths {
+			out.Held = append(out.Held, HeldPath{Path: p, Issue: v.Issue, Stage: v.Stage, Until: v.HeldUntil})
+		}
+	})
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(out.Held, func(i, j int) bool {
+		a, b := out.Held[i], out.Held[j]
+		return a.Path < b.Path || (a.Path == b.Path && a.Issue < b.Issue)
+	})
+	w.json(http.StatusOK, out)
+	return nil
+}
+
+func (s *server) admission(ctx context.Context, w *responseWriter, r *request) error {
+	if _, err := query(r); err != nil {
+		return err
+	}
+	obj, err := readObject(w, r)
+	if err != nil {
+		return err
+	}
+	cands, err := parseCandidates(obj)
+	if err != nil {
+		return err
+	}
+	var queue uint32
+	sentBack := map[int64]bool{}
+	err = s.eachRow(ctx, r.repo, func(rec *ledger.Record) {
+		if rules.InReviewQueue(rec.Started, rec.FinishedAt != nil, rec.ReviewWord(), rec.Reaped, rec.IssueOpen) {
+			queue++
+		}
+		if rec.ReviewWord() == "sendBack" {
+			sentBack[rec.Issue] = true
+		}
+	})
+	if err != nil {
+		return err
+	}
+	out := Admission{Queue: queue, Admitted: []int64{}, Held: []int64{}}
+	for _, c := range cands {
+		if !s.reviewFirst || rules.Admits(rules.KindOf(c.OwnerAssigned, sentBack[c.Issue]), queue) {
+			out.Admitted = append(out.Admitted, c.Issue)
+		} else {
+			out.Held = append(out.Held, c.Issue)
+		}
+	}
+	if s.reviewFirst && rules.RoundRefused(uint32(len(cands)), uint32(len(out.Admitted))) {
+		text := rules.RefusalText(queue)
+		out.Refusal = &text
+	}
+	w.json(http.StatusOK, out)
+	return nil
+}
+
+// parseCandidates reads {"candidates": [{"issue": N, "owner_assigned": b}]},
+// naming the first bad field by its place.
+func parseCandidates(obj map[string]json.RawMessage) ([]Candidate, error) {
+	if err := onlyFields(obj, "", "candidates"); err != nil {
+		return nil, err
+	}
+	raw, ok := obj["candidates"]
+	if !ok {
+		return nil, badField("candidates", "is required")
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
+		return nil, badField("candidates", "must be an array")
+	}
+	if len(items) > maxCandidates {
+		return nil, badField("candidates", fmt.Sprintf("more than %d", maxCandidates))
+	}
+	out := make([]Candidate, 0, len(items))
+	seen := map[int64]int{}
+	for i, it := range items {
+		at := fmt.Sprintf("candidates[%d]", i)
+		var c map[string]json.RawMessage
+		if err := json.Unmarshal(it, &c); err != nil || c == nil {
+			return nil, badField(at, "must be an object")
+		}
+		if err := onlyFields(c, at+".", "issue", "owner_assigned"); err != nil {
+			return nil, err
+		}
+		rawIssue, ok := c["issue"]
+		if !ok {
+			return nil, badField(at+".issue", "is required")
+		}
+		issue, err := dispatch.Issue(rawIssue)
+		if err != nil {
+			return nil, badField(at+".issue", err.Error())
+		}
+		if j, dup := seen[issue]; dup {
+			return nil, badField(at+".issue", fmt.Sprintf("%d is also candidates[%d]", issue, j))
+		}
+		seen[issue] = i
+		cand := Candidate{Issue: issue}
+		if rawOwner, ok := c["owner_assigned"]; ok {
+			if err := json.Unmarshal(rawOwner, &cand.OwnerAssigned); err != nil || string(rawOwner) == "null" {
+				return nil, badField(at+".owner_assigned", "must be true or false")
+			}
+		}
+		out = append(out, cand)
+	}
+	return out, nil
+}
+
+func (s *server) free(ctx context.Context, w *responseWriter, r *request) error {
+	return s.override(ctx, w, r, s.ledger.Free)
+}
+
+func (s *server) keep(ctx context.Context, w *responseWriter, r *request) error {
+	return s.override(ctx, w, r, s.ledger.Keep)
+}
+
+type overrideFunc func(ctx context.Context, repo string, issue int64, reason, source string) (ledger.Result, error)
+
+// override is a person's free or keep: the reason goes to the audit.
+func (s *server) override(ctx context.Context, w *responseWriter, r *request, do overrideFunc) error {
+	if _, err := query(r); err != nil {
+		return err
+	}
+	obj, err := readObject(w, r)
+	if err != nil {
+		return err
+	}
+	if err := onlyFields(obj, "", "reason"); err != nil {
+		return err
+	}
+	raw, ok := obj["reason"]
+	var reason string
+	if !ok || json.Unmarshal(raw, &reason) != nil || strings.TrimSpace(reason) == "" {
+		return badField("reason", "is required: a non-empty string saying why")
+	}
+	if len(reason) > maxReasonBytes || !utf8.ValidString(reason) {
+		return badField("reason", fmt.Sprintf("must be valid text of at most %d bytes", maxReasonBytes))
+	}
+	res, err := do(ctx, r.repo, r.issue, strings.TrimSpace(reason), r.source)
+	if err != nil {
+		return err
+	}
+	w.json(http.StatusOK, Claim{View: res.Row.View(s.now()), Outcome: res.Outcome})
+	return nil
+}
