@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/queen-app/queen-app/internal/githubtest"
+	"github.com/queen-app/queen-app/internal/redistest"
+)
+
+const (
+	secret   = "e2e-webhook-secret-3b9d"
+	apiToken = "e2e-api-token-77c1"
+	repo     = "hive/t27"
+	instID   = 42
+)
+
+// stack is one private Redis, the GitHub stand-in and the binaries' env.
+type stack struct {
+	t       *testing.T
+	redis   *redistest.Server
+	gh      *githubtest.Server
+	env     map[string]string
+	hookURL string
+	apiURL  string
+}
+
+func newStack(t *testing.T, extra map[string]string) *stack {
+	t.Helper()
+	s := &stack{t: t, redis: redistest.StartWith(t, redistest.Options{AppendOnly: true}), gh: githubtest.New(t)}
+	s.gh.AddInstallation(instID, "hive", repo)
+	hook, api := freeAddr(t), freeAddr(t)
+	s.hookURL, s.apiURL = "http://"+hook+"/webhook", "http://"+api
+	s.env = map[string]string{
+		"QUEEN_REDIS_URL":        s.redis.URL(),
+		"GITHUB_APP_ID":          itoa(s.gh.AppID()),
+		"GITHUB_APP_PRIVATE_KEY": string(s.gh.Key()),
+		"GITHUB_WEBHOOK_SECRET":  secret,
+		"GITHUB_API_URL":         s.gh.URL(),
+		"QUEEN_API_TOKEN":        apiToken,
+		"QUEEN_LISTEN":           hook,
+		"QUEEN_API_LISTEN":       api,
+		"QUEEN_REEVALUATE_DELAY": "0s",
+	}
+	for k, v := range extra {
+		s.env[k] = v
+	}
+	return s
+}
+
+func (s *stack) webhook() *proc {
+	p := start(s.t, "webhook", s.env)
+	waitHTTP(s.t, p, s.apiURL+"/healthz")
+	// The installation sync runs in the background at start: wait until a
+	// delivery for the installed repository is taken.
+	return p
+}
+
+func (s *stack) queued() []*asynq.TaskInfo {
+	insp := asynq.NewInspector(asynq.RedisClientOpt{Addr: s.redis.Addr})
+	defer insp.Close()
+	var all []*asynq.TaskInfo
+	for _, list := range []func(string, ...asynq.ListOption) ([]*asynq.TaskInfo, error){
+		insp.ListPendingTasks, insp.ListScheduledTasks, insp.ListActiveTasks, insp.ListCompletedTasks, insp.ListRetryTasks,
+	} {
+		ts, _ := list("default")
+		all = append(all, ts...)
+	}
+	return all
+}
+
+func TestWebhookBinaryRefusesBadConfigInOneLine(t *testing.T) {
+	s := newStack(t, nil)
+	cases := map[string]string{
+		"GITHUB_WEBHOOK_SECRET": "",
+		"QUEEN_REDIS_URL":       "",
+		"QUEEN_API_TOKEN":       "",
+		"QUEEN_FREE_CLOSED_PR":  "maybe",
+		"GITHUB_APP_ID":         "x",
+	}
+	for variable, value := range cases {
+		env := map[string]string{}
+		for k, v := range s.env {
+			env[k] = v
+		}
+		env[variable] = value
+		p := start(t, "webhook", env)
+		<-p.done
+		out := strings.TrimSpace(p.out.String())
+		if code := p.cmd.ProcessState.ExitCode(); code != 2 || strings.Count(out, "\n") != 0 ||
+			!strings.HasPrefix(out, "webhook: "+variable+":") {
+			t.Errorf("%s=%q: exit %d, output %q; want exit 2 and one line naming %s", variable, value, code, out, variable)
+		}
+		if strings.Contains(out, secret) || strings.Contains(out, apiToken) || strings.Contains(out, "PRIVATE KEY") {
+			t.Errorf("%s: output leaks a secret: %q", variable, out)
+		}
+	}
+}
+
+func TestWebhookBinaryEnqueuesAndAnswers503WhileRedisIsDown(t *testing.T) {
+	s := newStack(t, nil)
+	s.webhook()
+	body := prPayload(t, repo, 9111, 501, "closed", false, instID)
+	eventually(t, 20*time.Second, "the installed repository is accepted", func() bool {
+		return deliver(t, s.hookURL, secret, "pull_request", "d-1", body) == http.StatusAccepted && len(s.queued()) == 1
+	})
+	if code := deliver(t, s.hookURL, secret, "pull_request", "d-1", body); code != http.StatusAccepted || len(s.queued()) != 1 {
+		t.Fatalf("a redelivery of d-1: %d, %d tasks; want 202 and still one task", code, len(s.queued()))
+	}
+	if code := deliver(t, s.hookURL, "wrong-secret", "pull_request", "d-2", body); code != http.StatusUnauthorized {
+		t.Fatalf("wrong signature: %d, want 401", code)
+	}
+	s.redis.Kill()
+	if code := deliver(t, s.hookURL, secret, "pull_request", "d-3", body); code != http.StatusServiceUnavailable {
+		t.Fatalf("Redis down: %d, want 503 so GitHub marks the delivery failed", code)
+	}
+	var ready map[string]any
+	if code := apiJSON(t, "GET", s.apiURL+"/readyz", "", nil, &ready); code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz with Redis down: %d, want 503", code)
+	}
+	s.redis.Restart()
+	// GitHub's redelivery of d-3 now lands; nothing was lost.
+	eventually(t, 20*time.Second, "d-3 accepted after Redis is back", func() bool {
+		return deliver(t, s.hookURL, secret, "pull_request", "d-3", body) == http.StatusAccepted
+	})
+	if n := len(s.queued()); n != 2 {
+		t.Fatalf("after the redelivery: %d tasks, want 2 (d-1 and d-3)", n)
+	}
+}

@@ -1,0 +1,135 @@
+// Package webhookserver assembles cmd/webhook: the GitHub-facing receiver
+// on QUEEN_LISTEN, and the claims API with /healthz, /readyz and /metrics
+// on QUEEN_API_LISTEN, over one Redis.
+package webhookserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/config"
+	"github.com/queen-app/queen-app/internal/ghevents"
+	"github.com/queen-app/queen-app/internal/githubapp"
+	"github.com/queen-app/queen-app/internal/installs"
+	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/metrics"
+	"github.com/queen-app/queen-app/internal/serve"
+	"github.com/queen-app/queen-app/internal/tasks"
+)
+
+// Listeners lets tests pass listeners bound to free ports; nil fields
+// listen on the configured addresses.
+type Listeners struct {
+	Webhook, API net.Listener
+}
+
+// Run serves until ctx ends, then shuts both servers down gracefully.
+func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners) error {
+	opt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("QUEEN_REDIS_URL: %v", err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+
+	reg := metrics.NewRegistry()
+	gh, err := githubapp.New(githubapp.Config{
+		AppID: cfg.AppID, PrivateKey: cfg.PrivateKey, APIURL: cfg.APIURL, GraphQLURL: cfg.GraphQLURL,
+		Metrics: must(githubapp.NewPromMetrics(reg)),
+	})
+	if err != nil {
+		return err
+	}
+	registry := installs.New(rdb)
+	go syncInstallations(ctx, gh, registry, log)
+
+	client := asynq.NewClientFromRedisClient(rdb)
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	reg.MustRegister(metrics.NewQueueCollector(insp, tasks.Queue))
+	hook, err := ghevents.NewHandler(ghevents.Config{
+		Secrets:         [][]byte{[]byte(cfg.WebhookSecret), []byte(cfg.WebhookSecretPrev)},
+		Enqueuer:        tasks.NewEnqueuer(client, insp),
+		Installs:        registry,
+		ReevaluateDelay: cfg.ReevaluateDelay,
+		Logger:          log,
+		Metrics:         ghevents.NewMetrics(reg),
+	})
+	if err != nil {
+		return err
+	}
+	claims, err := api.New(api.Config{
+		Ledger: ledger.New(rdb, ledger.Options{AuditMaxLen: cfg.AuditMaxLen,
+			FreeClosedPR: cfg.FreeClosedPR, ReleaseDeadClaims: cfg.ReleaseDeadClaims}),
+		Token: cfg.APIToken, ReviewFirst: cfg.ReviewFirst, Logger: log, Registerer: reg,
+	})
+	if err != nil {
+		return err
+	}
+
+	hookMux := http.NewServeMux()
+	hookMux.Handle("/webhook", hook)
+	apiMux := metrics.Health(reg, map[string]metrics.Check{
+		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+	})
+	apiMux.Handle("/v1/", claims)
+
+	// Either server failing stops both.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	run := func(addr string, ln net.Listener, h http.Handler) {
+		srv := serve.NewServer(addr, h, log)
+		go func() {
+			var err error
+			if ln != nil {
+				err = serve.RunListener(ctx, srv, ln, log)
+			} else {
+				err = serve.Run(ctx, srv, log)
+			}
+			cancel()
+			errc <- err
+		}()
+	}
+	run(cfg.Listen, ls.Webhook, hookMux)
+	run(cfg.APIListen, ls.API, apiMux)
+	err = errors.Join(<-errc, <-errc)
+	client.Close()
+	return err
+}
+
+// syncInstallations reads the App's installations at start, retrying while
+// GitHub cannot be reached; installation events keep them current after.
+func syncInstallations(ctx context.Context, gh *githubapp.App, reg *installs.Registry, log *slog.Logger) {
+	for attempt := 0; ; attempt++ {
+		err := installs.Sync(ctx, gh, reg)
+		if err == nil {
+			log.Info("installations synced")
+			return
+		}
+		if errors.Is(err, context.Canceled) {
+			return
+		}
+		log.Warn("installation sync failed", "err", err, "attempt", attempt+1)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(min(time.Duration(attempt+1)*5*time.Second, time.Minute)):
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
