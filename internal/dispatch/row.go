@@ -69,6 +69,9 @@ type ExportState struct {
 	Refusal    string `json:"refusal,omitempty"`
 	Attempts   int    `json:"attempts"`
 	LastError  string `json:"last_error,omitempty"`
+	// Version is the row version this state was written at: a refusal
+	// stands, and is not tried again, until the row moves past it.
+	Version int64 `json:"version,omitempty"`
 }
 
 // Rule names as recorded in FreeRecord.Rule and the audit.

@@ -1,0 +1,74 @@
+package installs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/githubapp"
+)
+
+// Source lists the App's installations and their repositories;
+// *githubapp.App is one.
+type Source interface {
+	Installations(ctx context.Context) ([]githubapp.Installation, error)
+	InstallationRepos(ctx context.Context, installationID int64) ([]githubapp.Repo, error)
+}
+
+// Sync makes reg what src lists: every installation with its repositories
+// and suspended flag. A suspended installation cannot list its repositories
+// (it mints no token), so it keeps the ones reg already knows. When the list
+// of installations cannot be read, reg is left alone; when one
+// installation's repositories cannot be read, it keeps the ones reg knows,
+// the others are written, and the error is returned so the caller retries.
+func Sync(ctx context.Context, src Source, reg *Registry) error {
+	list, err := src.Installations(ctx)
+	if err != nil {
+		return fmt.Errorf("installs: sync: %w", err)
+	}
+	known, err := reg.Repos(ctx)
+	if err != nil {
+		return fmt.Errorf("installs: sync: %w", err)
+	}
+	byID := map[int64][]string{}
+	for _, r := range known {
+		byID[r.InstallationID] = append(byID[r.InstallationID], r.Name)
+	}
+	var errs []error
+	insts := make([]Installation, 0, len(list))
+	for _, in := range list {
+		if in.ID <= 0 {
+			continue
+		}
+		inst := Installation{ID: in.ID, Suspended: in.Suspended}
+		if in.Suspended {
+			inst.Repos = byID[in.ID]
+			insts = append(insts, inst)
+			continue
+		}
+		repos, err := src.InstallationRepos(ctx, in.ID)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("installation %d: %w", in.ID, err))
+			inst.Repos = byID[in.ID]
+			insts = append(insts, inst)
+			continue
+		}
+		for _, r := range repos {
+			if dispatch.ValidRepo(r.FullName) {
+				inst.Repos = append(inst.Repos, r.FullName)
+			}
+		}
+		insts = append(insts, inst)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("installs: sync: %w", err)
+	}
+	if err := reg.Replace(ctx, insts); err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("installs: sync: %w", errors.Join(errs...))
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/export"
+	"github.com/queen-app/queen-app/internal/githubapp"
+	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/retry"
+	"github.com/queen-app/queen-app/internal/tasks"
+)
+
+// Export states export:push records besides the export.State values.
+const (
+	// StateRetrying: an attempt failed without deciding anything (an
+	// outage, a rate limit, a lease lost); the task tries again.
+	StateRetrying = "retrying"
+	// StateFailed: an attempt failed in a way retrying cannot change; the
+	// task is archived and the next export:sweep enqueues a fresh one.
+	StateFailed = "failed"
+)
+
+// recordRetries bounds re-reading a row that moved while its outcome was
+// being recorded.
+const recordRetries = 5
+
+// ExportPush handles export:push: it re-reads the row (still accepted at the
+// task's head, else there is nothing to do), publishes it through the
+// export.Publisher as the repository's installation, and records the outcome
+// on the row. Refusals are recorded and end the task; outages of the export
+// or GitHub wait without spending the retry budget, so a long outage drains
+// by itself once it ends.
+func (w *Worker) ExportPush(ctx context.Context, t *asynq.Task) error {
+	p, err := tasks.ParseExportPush(t)
+	if err != nil {
+		return retry.Permanent(err)
+	}
+	log := w.taskLog(ctx, t).With("repo", p.Repo, "issue", p.Issue, "head", p.Head)
+	if w.pub == nil {
+		log.Info("export push skipped: the export is not configured")
+		return nil
+	}
+	inst, err := w.installation(ctx, p.Repo)
+	if errors.Is(err, errNotInstalled) {
+		log.Info("export push skipped: repository not installed")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log = log.With("installation_id", inst)
+	rec, err := w.d.Ledger.Get(ctx, p.Repo, p.Issue)
+	if errors.Is(err, ledger.ErrNotFound) {
+		log.Info("export push skipped: no ledger row")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !publishable(rec, p.Head) {
+		log.Info("export push skipped: the row is no longer accepted at this head")
+		return nil
+	}
+
+	release, err := w.acquire(ctx, inst)
+	if err != nil {
+		return err
+	}
+	defer release()
+	pub := *w.pub
+	pace := w.pacerOf(inst)
+	pub.GitHub = &publishGitHub{gh: w.d.GitHub, inst: inst, pace: pace}
+	pub.Token = func(ctx context.Context, _ string) (string, error) {
+		if !pub.DryRun { // the git session may push: space it like any write
+			if err := pace.wait(ctx); err != nil {
+				return "", &export.Error{Op: "installation token", Retryable: true, Err: err}
+			}
+		}
+		tok, err := w.d.GitHub.InstallationToken(ctx, inst)
+		if err != nil {
+			return "", githubError("installation token", err)
+		}
+		return tok, nil
+	}
+	pub.Logger = log
+	out, perr := pub.Push(ctx, export.JobOf(&rec.Row))
+
+	st, recErr := w.recordPush(ctx, rec, p.Head, out, perr)
+	if st != "" {
+		w.m.Export.WithLabelValues(st).Inc()
+	}
+	if perr == nil {
+		w.export.Succeed()
+	}
+	if recErr != nil {
+		log.Warn("export outcome not recorded", "state", st, "err", recErr, "push_err", perr)
+		return recErr
+	}
+	if perr == nil {
+		log.Info("export push", "state", st, "pr", out.PRNumber, "pushed_head", out.PushedHead, "would", out.Would)
+		return nil
+	}
+	err = w.pushFailure(perr)
+	log.Warn("export push failed", "state", st, "err", err)
+	return err
+}
+
+// pushFailure is what asynq should do after a failed push.
+func (w *Worker) pushFailure(err error) error {
+	switch {
+	case errors.Is(err, export.ErrLeaseLost):
+		return fmt.Errorf("export push: %w", err) // re-read and retry
+	case export.IsRetryable(err):
+		if d, ok := githubapp.WaitFor(err); ok {
+			return retry.Wait(d, "github rate limited", err)
+		}
+		return retry.Wait(w.export.Fail(w.now()), "export or github unavailable", err)
+	}
+	return retry.Permanent(err)
+}
+
+// publishable reports whether rec is still accepted at head.
+func publishable(rec *ledger.Record, head string) bool {
+	return rec.FinishedAt != nil && rec.ReviewWord() == "accept" &&
+		rec.JudgedHead != nil && *rec.JudgedHead == head
+}
+
+// recordPush writes the attempt onto the row with a compare-and-set on the
+// version it was decided on; when the row moved in between it is re-read
+// and, if still accepted at head, recorded on the new version. state is what
+// was recorded ("" when the row moved on and nothing was).
+func (w *Worker) recordPush(ctx context.Context, rec *ledger.Record, head string, out export.Outcome, perr error) (state string, err error) {
+	for attempt := 0; ; attempt++ {
+		st := exportState(rec, out, perr)
+		_, err = w.d.Ledger.RecordExport(ctx, rec.Repo, rec.Issue, st, rec.Version)
+		if err == nil {
+			return st.State, nil
+		}
+		if !errors.Is(err, ledger.ErrConflict) || attempt >= recordRetries {
+			return st.State, err
+		}
+		rec, err = w.d.Ledger.Get(ctx, rec.Repo, rec.Issue)
+		if errors.Is(err, ledger.ErrNotFound) {
+			return "", nil
+		}
+		if err != nil {
+			return st.State, err
+		}
+		if !publishable(rec, head) {
+			return "", nil
+		}
+	}
+}
+
+// exportState is rec's export state after one attempt.
+func exportState(rec *ledger.Record, out export.Outcome, perr error) dispatch.ExportState {
+	var st dispatch.ExportState
+	if rec.Export != nil {
+		st = *rec.Export
+	}
+	st.Attempts++
+	st.LastError = ""
+	if out.State != "" {
+		out.Record(&st)
+		if out.State == export.StatePROpened {
+			st.PushedHead = out.Head // the branch is at the head, pushed now or before
+		}
+	} else if perr != nil {
+		st.Refusal = ""
+		st.State = StateFailed
+		if errors.Is(perr, export.ErrLeaseLost) || export.IsRetryable(perr) {
+			st.State = StateRetrying
+		}
+	}
+	if perr != nil {
+		st.LastError = oneLine(perr.Error())
+	}
+	st.Version = rec.Version + 1 // the version this write gives the row
+	return st
+}
+
+// oneLine keeps an error recorded on a row short and on one line.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 500 {
+		s = s[:500]
+	}
+	return s
+}

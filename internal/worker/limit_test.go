@@ -1,0 +1,105 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fixedClock is a clock that moves only when told.
+type fixedClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fixedClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fixedClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func TestPacerSpacesWrites(t *testing.T) {
+	clk := &fixedClock{t: time.Date(2026, 10, 11, 12, 0, 0, 0, time.UTC)}
+	p := &pacer{every: time.Hour, now: clk.now}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+
+	if err := p.wait(context.Background()); err != nil {
+		t.Fatalf("first write must not wait: %v", err)
+	}
+	// The second write within the interval has to wait: a cancelled
+	// context shows it would block.
+	if err := p.wait(cancelled); !errors.Is(err, context.Canceled) {
+		t.Fatalf("second write in the same interval: %v, want it to wait", err)
+	}
+	// Both turns were booked; once the clock passes them a write goes at
+	// once. (guard only bounds a broken pacer's wait.)
+	guard, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	clk.add(2 * time.Hour)
+	if err := p.wait(guard); err != nil {
+		t.Fatalf("write after the booked turns: %v", err)
+	}
+	if err := p.wait(cancelled); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the next write in that interval: %v, want it to wait", err)
+	}
+
+	free := &pacer{every: 0, now: clk.now}
+	for i := 0; i < 3; i++ {
+		if err := free.wait(guard); err != nil {
+			t.Fatalf("no spacing configured, write %d: %v", i, err)
+		}
+	}
+}
+
+func TestPushSlotsPerInstallation(t *testing.T) {
+	w := New(Deps{PushesPerInstallation: 2})
+	ctx := context.Background()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	r1, err := w.acquire(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := w.acquire(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.acquire(cancelled, 1); err == nil {
+		t.Fatal("a third concurrent push of one installation was let through")
+	}
+	other, err := w.acquire(cancelled, 2)
+	if err != nil {
+		t.Fatalf("another installation's push was blocked: %v", err)
+	}
+	other()
+	r1()
+	r3, err := w.acquire(cancelled, 1)
+	if err != nil {
+		t.Fatalf("a released slot was not reusable: %v", err)
+	}
+	r2()
+	r3()
+}
+
+func TestOptionsFromEnv(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	o, err := OptionsFromEnv(env(map[string]string{"QUEEN_WORKER_CONCURRENCY": "4", "QUEEN_WORKER_CACHE_DIR": "/var/cache/queen"}))
+	if err != nil || o.Concurrency != 4 || o.CacheDir != "/var/cache/queen" {
+		t.Fatalf("got %+v, %v", o, err)
+	}
+	for k, v := range map[string]string{"QUEEN_WORKER_CONCURRENCY": "zero", "QUEEN_WORKER_CACHE_DIR": "relative/dir"} {
+		_, err := OptionsFromEnv(env(map[string]string{k: v}))
+		if err == nil || err.Error()[:len(k)] != k {
+			t.Errorf("%s=%q: error %v, want one naming the variable", k, v, err)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/githubapp"
+	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/retry"
+	"github.com/queen-app/queen-app/internal/tasks"
+)
+
+// Reevaluate handles claim:reevaluate: it re-reads every PR of the row's
+// branch from GitHub (the webhook payload is only a hint) and records what
+// it read, which applies accept_claim: a free (QUEEN_FREE_CLOSED_PR on), a
+// would_free (off), or an unfree of a row whose PR was reopened.
+func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
+	p, err := tasks.ParseReevaluate(t)
+	if err != nil {
+		return retry.Permanent(err)
+	}
+	log := w.taskLog(ctx, t).With("repo", p.Repo, "issue", p.Issue, "delivery_id", p.Delivery,
+		"event", p.Event, "action", p.Action)
+
+	inst, err := w.installation(ctx, p.Repo)
+	if errors.Is(err, errNotInstalled) {
+		log.Info("reevaluate skipped: repository not installed")
+		return nil
+	}
+	if err != nil {
+		log.Info("reevaluate waits", "err", err)
+		return err
+	}
+	log = log.With("installation_id", inst)
+	rec, err := w.d.Ledger.Get(ctx, p.Repo, p.Issue)
+	if errors.Is(err, ledger.ErrNotFound) {
+		log.Info("reevaluate skipped: no ledger row")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+
+	owner, name := splitRepo(p.Repo)
+	branch := rec.BranchName()
+	prs, err := w.d.GitHub.ListBranchPRs(ctx, inst, owner, name, branch)
+	if err != nil {
+		err = w.githubFailure(err)
+		log.Warn("pull requests unread: nothing decided", "branch", branch, "err", err)
+		return err
+	}
+	w.github.Succeed()
+
+	// Right after a close (or reopen) GitHub can still list the old state.
+	if stale := staleHint(p, prs); stale != "" {
+		if n, _ := asynq.GetRetryCount(ctx); n < w.d.CloseRetries {
+			log.Info("pull request state not settled yet: read again", "pr", p.PRNumber, "listed", stale)
+			return fmt.Errorf("%s#%d: pull request #%d still listed %s after its %s event", p.Repo, p.Issue, p.PRNumber, stale, p.Action)
+		}
+		log.Warn("pull request state still differs from the event: recording what GitHub lists", "pr", p.PRNumber, "listed", stale)
+	}
+
+	state := githubapp.Summarize(prs, w.now().UTC())
+	res, err := w.d.Ledger.RecordPRs(ctx, p.Repo, p.Issue, state, p.Delivery)
+	if errors.Is(err, ledger.ErrNotFound) {
+		log.Info("reevaluate skipped: ledger row deleted")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	w.m.Claims.WithLabelValues(dispatch.RuleAccept, claimOutcome(res.Outcome)).Inc()
+	log.Info("reevaluated", "decision", res.Outcome, "open", state.Open, "merged", state.Merged,
+		"closed_unmerged", state.ClosedUnmerged, "prs", state.Numbers)
+	return nil
+}
+
+// staleHint reports how GitHub still lists the event's PR when that
+// contradicts the event ("open" after a close, "closed" after a reopen),
+// else "".
+func staleHint(p tasks.ReevaluatePayload, prs []githubapp.PR) string {
+	if p.PRNumber <= 0 {
+		return ""
+	}
+	for _, pr := range prs {
+		if pr.Number != p.PRNumber {
+			continue
+		}
+		switch {
+		case p.Action == "closed" && pr.State == "open":
+			return "open"
+		case p.Action == "reopened" && pr.State != "open":
+			return "closed"
+		case p.Action == "closed" && p.Merged && !pr.Merged:
+			return "unmerged"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,298 @@
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/queen-app/queen-app/internal/config"
+	"github.com/queen-app/queen-app/internal/export"
+	"github.com/queen-app/queen-app/internal/githubapp"
+	"github.com/queen-app/queen-app/internal/installs"
+	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/metrics"
+	"github.com/queen-app/queen-app/internal/retry"
+	"github.com/queen-app/queen-app/internal/schedule"
+	"github.com/queen-app/queen-app/internal/serve"
+	"github.com/queen-app/queen-app/internal/tasks"
+)
+
+// Defaults of Options.
+const (
+	DefaultConcurrency = 10
+	// ShutdownTimeout is how long running tasks get to finish at SIGTERM;
+	// the unfinished go back to the queue.
+	ShutdownTimeout = 20 * time.Second
+)
+
+// Options are the worker process's settings beyond config.Config.
+type Options struct {
+	Concurrency int    // QUEEN_WORKER_CONCURRENCY, DefaultConcurrency
+	CacheDir    string // QUEEN_WORKER_CACHE_DIR: cached clones; default os.UserCacheDir()/queen-app
+	// Listener serves /healthz, /readyz and /metrics; nil listens on
+	// cfg.APIListen (tests pass one bound to a free port).
+	Listener net.Listener
+	// ReplicaID names this replica in the scheduler lease; default
+	// hostname-pid-random.
+	ReplicaID string
+}
+
+// OptionsFromEnv reads QUEEN_WORKER_CONCURRENCY and QUEEN_WORKER_CACHE_DIR.
+// An error names the variable, like config's.
+func OptionsFromEnv(getenv func(string) string) (Options, error) {
+	var o Options
+	if v := strings.TrimSpace(getenv("QUEEN_WORKER_CONCURRENCY")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > 1000 {
+			return o, &config.Error{Var: "QUEEN_WORKER_CONCURRENCY", Problem: "must be a whole number from 1 to 1000"}
+		}
+		o.Concurrency = n
+	}
+	if v := strings.TrimSpace(getenv("QUEEN_WORKER_CACHE_DIR")); v != "" {
+		if !filepath.IsAbs(v) {
+			return o, &config.Error{Var: "QUEEN_WORKER_CACHE_DIR", Problem: "must be an absolute path"}
+		}
+		o.CacheDir = v
+	}
+	return o, nil
+}
+
+// Run is the worker process: the asynq server with every handler, the
+// periodic scheduler (one leader among the replicas, by a Redis lease),
+// the installation sync and the health server. It returns when ctx ends,
+// after stopping the scheduler, shutting asynq down (tasks still running
+// after ShutdownTimeout go back to the queue) and stopping the health server.
+func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) error {
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	ropt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return &config.Error{Var: "QUEEN_REDIS_URL", Problem: err.Error()}
+	}
+	rdb := redis.NewClient(ropt)
+	defer rdb.Close()
+
+	reg := metrics.NewRegistry()
+	ghm, err := githubapp.NewPromMetrics(reg)
+	if err != nil {
+		return err
+	}
+	app, err := githubapp.New(githubapp.Config{
+		AppID: cfg.AppID, PrivateKey: cfg.PrivateKey, APIURL: cfg.APIURL, GraphQLURL: cfg.GraphQLURL, Metrics: ghm,
+	})
+	if err != nil {
+		if strings.Contains(err.Error(), "PrivateKey") {
+			return &config.Error{Var: "GITHUB_APP_PRIVATE_KEY_FILE", Problem: "is not a PEM-encoded RSA private key"}
+		}
+		return err
+	}
+	client := asynq.NewClientFromRedisClient(rdb)
+	defer client.Close()
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	reg.MustRegister(metrics.NewQueueCollector(insp, tasks.Queue))
+	wm := metrics.NewWorker(reg)
+
+	registry := installs.New(rdb)
+	d := Deps{
+		Ledger: ledger.New(rdb, ledger.Options{AuditMaxLen: cfg.AuditMaxLen,
+			FreeClosedPR: cfg.FreeClosedPR, ReleaseDeadClaims: cfg.ReleaseDeadClaims}),
+		Installs:    registry,
+		GitHub:      app,
+		Redeliverer: &githubapp.Redeliverer{App: app, Store: NewRedisStore(rdb)},
+		Metrics:     wm,
+		Registerer:  reg,
+		Logger:      log,
+	}
+	if cfg.ExportEnabled() {
+		ec, err := export.NewClient(cfg.ExportURL, cfg.ExportToken, nil)
+		if err != nil {
+			return &config.Error{Var: "QUEEN_EXPORT_URL", Problem: err.Error()}
+		}
+		dir, err := cacheDir(o.CacheDir)
+		if err != nil {
+			return err
+		}
+		d.Export = &Export{
+			Repo: cfg.ExportRepo, Client: ec, Git: export.NewGit(dir, cfg.GitURL),
+			Base: cfg.BaseBranch, DryRun: cfg.ExportDryRun, Enqueue: tasks.NewEnqueuer(client, insp),
+		}
+		log.Info("export push enabled", "repo", cfg.ExportRepo, "dry_run", cfg.ExportDryRun, "cache", dir)
+	}
+	w := New(d)
+	mux := asynq.NewServeMux()
+	w.Register(mux)
+
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Concurrency:     o.Concurrency,
+		Queues:          map[string]int{tasks.Queue: 1},
+		IsFailure:       retry.IsFailure,
+		RetryDelayFunc:  retry.Delay,
+		ShutdownTimeout: ShutdownTimeout,
+		ErrorHandler:    ErrorHandler(log),
+		Logger:          asynqLogger{log.With("component", "asynq")},
+		LogLevel:        asynq.WarnLevel,
+	})
+	if err := srv.Start(mux); err != nil {
+		return fmt.Errorf("asynq server: %w", err)
+	}
+
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	// The first sync before the scheduler starts, so the first sweeps
+	// know the installed repositories; retried in the background on failure.
+	sctx, cancelSync := context.WithTimeout(ctx, 30*time.Second)
+	err = installs.Sync(sctx, app, registry)
+	cancelSync()
+	if err != nil {
+		log.Warn("installation sync failed; retrying in the background", "err", err)
+		go syncInstallations(ctx, app, registry, log)
+	} else {
+		log.Info("installations synced")
+	}
+
+	id := o.ReplicaID
+	if id == "" {
+		id = replicaID()
+	}
+	sched := &schedule.Scheduler{
+		RDB: rdb, Client: client, ID: id, Entries: Entries(cfg), Log: log.With("component", "scheduler"),
+		OnLead: func(leading bool) {
+			if leading {
+				wm.Leader.Set(1)
+			} else {
+				wm.Leader.Set(0)
+			}
+		},
+	}
+	schedDone := make(chan error, 1)
+	go func() { schedDone <- sched.Run(ctx) }()
+
+	// The health server outlives the scheduler and asynq's shutdown.
+	hctx, stopHealth := context.WithCancel(context.Background())
+	defer stopHealth()
+	health := serve.NewServer(cfg.APIListen, metrics.Health(reg, map[string]metrics.Check{
+		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+	}), log)
+	healthDone := make(chan error, 1)
+	go func() {
+		var err error
+		if o.Listener != nil {
+			err = serve.RunListener(hctx, health, o.Listener, log)
+		} else {
+			err = serve.Run(hctx, health, log)
+		}
+		stop() // a health server that cannot listen stops the worker
+		healthDone <- err
+	}()
+	log.Info("worker started", "replica", id, "concurrency", o.Concurrency,
+		"free_closed_pr", cfg.FreeClosedPR, "release_dead_claims", cfg.ReleaseDeadClaims)
+
+	<-ctx.Done()
+	serr := <-schedDone
+	srv.Shutdown()
+	stopHealth()
+	herr := <-healthDone
+	log.Info("worker stopped")
+	return errors.Join(serr, herr)
+}
+
+// Entries are the periodic tasks of cfg; an interval of 0 turns one off.
+func Entries(cfg *config.Config) []schedule.Entry {
+	var out []schedule.Entry
+	add := func(typ string, every time.Duration, maxRetry int, timeout time.Duration) {
+		if every <= 0 {
+			return
+		}
+		out = append(out, schedule.Entry{Type: typ, Every: every, Options: []asynq.Option{
+			asynq.Queue(tasks.Queue), asynq.MaxRetry(maxRetry), asynq.Timeout(timeout)}})
+	}
+	add(tasks.TypeSweep, cfg.SweepInterval, tasks.SweepMaxRetry, tasks.SweepTimeout)
+	if cfg.ExportEnabled() {
+		add(tasks.TypeExportSweep, cfg.ExportSweepInterval, tasks.ExportSweepMaxRetry, tasks.ExportSweepTimeout)
+	}
+	add(tasks.TypeRedeliver, cfg.RedeliverInterval, tasks.RedeliverMaxRetry, tasks.RedeliverTimeout)
+	return out
+}
+
+// ErrorHandler logs every failed task run: archived ones at error level
+// with the reason, waits and ordinary retries below.
+func ErrorHandler(log *slog.Logger) asynq.ErrorHandler {
+	return asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
+		id, _ := asynq.GetTaskID(ctx)
+		n, _ := asynq.GetRetryCount(ctx)
+		maxRetry, _ := asynq.GetMaxRetry(ctx)
+		l := log.With("task_id", id, "task_type", t.Type(), "retried", n, "max_retry", maxRetry, "err", err)
+		switch {
+		case retry.IsPermanent(err) || n >= maxRetry:
+			l.Error("task archived")
+		case !retry.IsFailure(err):
+			l.Info("task waits")
+		default:
+			l.Warn("task failed; retried later")
+		}
+	})
+}
+
+func cacheDir(dir string) (string, error) {
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", &config.Error{Var: "QUEEN_WORKER_CACHE_DIR", Problem: "is unset and there is no user cache directory: " + err.Error()}
+		}
+		dir = filepath.Join(base, "queen-app")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", &config.Error{Var: "QUEEN_WORKER_CACHE_DIR", Problem: "cannot be created: " + err.Error()}
+	}
+	return dir, nil
+}
+
+func replicaID() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// syncInstallations retries the start-up sync until GitHub answers;
+// claim:sweep syncs again every time it runs.
+func syncInstallations(ctx context.Context, src installs.Source, reg *installs.Registry, log *slog.Logger) {
+	for attempt := 0; ; attempt++ {
+		err := installs.Sync(ctx, src, reg)
+		if err == nil {
+			log.Info("installations synced")
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("installation sync failed", "err", err, "attempt", attempt+1)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(retry.Backoff(attempt)):
+		}
+	}
+}
+
+// asynqLogger writes asynq's own logs through slog.
+type asynqLogger struct{ l *slog.Logger }
+
+func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...)) }
+func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...)) }
+func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...)) }
+func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...)) }
+func (a asynqLogger) Fatal(args ...any) { a.l.Error(fmt.Sprint(args...)); os.Exit(1) }

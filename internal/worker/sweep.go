@@ -1,0 +1,153 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/installs"
+	"github.com/queen-app/queen-app/internal/ledger"
+)
+
+// SweepSource names the sweep in the audit (the "delivery" of its reads).
+const SweepSource = "sweep"
+
+// sweepReport says what one claim:sweep did.
+type sweepReport struct {
+	Repos     int // installed, unsuspended repositories swept
+	Suspended int // repositories skipped while their installation is suspended
+	Rows      int // accepted rows whose branches were asked for
+	Read      int // rows whose PR state was read and recorded
+	Unread    int // rows left alone: their branch's read failed
+	SendBacks int // finished send-back rows evaluated
+	Decisions map[string]int
+}
+
+// Sweep handles claim:sweep: the installed repositories are synced from
+// GitHub, then for every installed, unsuspended repository the accepted
+// rows' branches are read with one GraphQL query per 100 branches and
+// recorded (accept_claim), and every finished send-back row is evaluated
+// (send_back_claim). A branch whose read failed is left alone and counted;
+// the next sweep reads it again. A repository whose ledger could not be
+// read does not stop the others, but fails the task.
+func (w *Worker) Sweep(ctx context.Context, t *asynq.Task) error {
+	log := w.taskLog(ctx, t)
+	if err := installs.Sync(ctx, w.d.GitHub, w.d.Installs); err != nil {
+		log.Warn("installation sync failed; sweeping the repositories known", "err", err)
+	}
+	rep, err := w.sweep(ctx, log)
+	result := "ok"
+	switch {
+	case err != nil:
+		result = "error"
+	case rep.Unread > 0:
+		result = "partial"
+	}
+	w.m.SweepRuns.WithLabelValues("claim", result).Inc()
+	log.Info("claim sweep", "repos", rep.Repos, "suspended", rep.Suspended, "rows", rep.Rows,
+		"read", rep.Read, "unread", rep.Unread, "send_backs", rep.SendBacks, "decisions", rep.Decisions, "err", err)
+	return err
+}
+
+func (w *Worker) sweep(ctx context.Context, log *slog.Logger) (sweepReport, error) {
+	rep := sweepReport{Decisions: map[string]int{}}
+	repos, err := w.d.Installs.Repos(ctx)
+	if err != nil {
+		return rep, err
+	}
+	var errs []error
+	for _, r := range repos {
+		if ctx.Err() != nil {
+			return rep, errors.Join(append(errs, ctx.Err())...)
+		}
+		if r.Suspended {
+			rep.Suspended++
+			continue
+		}
+		rep.Repos++
+		if err := w.sweepRepo(ctx, log.With("repo", r.Name, "installation_id", r.InstallationID), r, &rep); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.Name, err))
+		}
+	}
+	return rep, errors.Join(errs...)
+}
+
+func (w *Worker) sweepRepo(ctx context.Context, log *slog.Logger, r installs.Repo, rep *sweepReport) error {
+	var errs []error
+	rows, err := w.d.Ledger.Accepted(ctx, r.Name)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(rows) > 0 {
+		byBranch := map[string][]*ledger.Record{}
+		var branches []string
+		for _, row := range rows {
+			b := row.BranchName()
+			if byBranch[b] == nil {
+				branches = append(branches, b)
+			}
+			byBranch[b] = append(byBranch[b], row)
+		}
+		rep.Rows += len(rows)
+		owner, name := splitRepo(r.Name)
+		read := w.d.GitHub.BatchPRStates(ctx, r.InstallationID, owner, name, branches)
+		failed := 0
+		for _, b := range branches {
+			res, ok := read[b]
+			if !ok || res.Err != nil {
+				rep.Unread += len(byBranch[b])
+				if failed++; failed <= 5 { // one outage fails every branch: log a few
+					log.Warn("branch unread: nothing decided", "branch", b, "err", res.Err)
+				}
+				continue
+			}
+			for _, row := range byBranch[b] {
+				out, err := w.d.Ledger.RecordPRs(ctx, r.Name, row.Issue, res.State, SweepSource)
+				if errors.Is(err, ledger.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				rep.Read++
+				w.decided(log, dispatch.RuleAccept, row.Issue, out, rep)
+			}
+		}
+		if failed > 0 {
+			log.Warn("sweep left branches unread", "unread", failed, "branches", len(branches))
+		}
+	}
+
+	sendBacks, err := w.d.Ledger.FinishedSendBacks(ctx, r.Name)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, row := range sendBacks {
+		out, err := w.d.Ledger.Evaluate(ctx, r.Name, row.Issue, SweepSource)
+		if errors.Is(err, ledger.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rep.SendBacks++
+		w.decided(log, dispatch.RuleSendBack, row.Issue, out, rep)
+	}
+	return errors.Join(errs...)
+}
+
+// decided counts and logs a decision that changed something.
+func (w *Worker) decided(log *slog.Logger, rule string, issue int64, out ledger.Result, rep *sweepReport) {
+	switch out.Outcome {
+	case ledger.DecisionFree, ledger.DecisionWouldFree, ledger.DecisionUnfree, ledger.DecisionWouldUnfree:
+		w.m.Claims.WithLabelValues(rule, claimOutcome(out.Outcome)).Inc()
+		rep.Decisions[out.Outcome]++
+		log.Info("sweep decision", "issue", issue, "rule", rule, "decision", out.Outcome)
+	}
+}

@@ -1,0 +1,271 @@
+// Package worker is queen-app's asynq worker: one handler per task type
+// (claim:reevaluate, claim:sweep, deliveries:redeliver, export:sweep,
+// export:push) and the assembly of the worker process (Run).
+//
+// Every handler follows the same rules: a GitHub or export read that failed
+// decides nothing; rate limits and outages return a retry.Wait, which keeps
+// the task's retry budget; a refusal GitHub will not change is
+// retry.Permanent (archived with its reason); anything else is an ordinary
+// error, retried with backoff until the budget is spent.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/queen-app/queen-app/internal/export"
+	"github.com/queen-app/queen-app/internal/githubapp"
+	"github.com/queen-app/queen-app/internal/installs"
+	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/metrics"
+	"github.com/queen-app/queen-app/internal/retry"
+	"github.com/queen-app/queen-app/internal/tasks"
+)
+
+// Defaults of Deps.
+const (
+	// DefaultSuspendedWait is how long a task of a suspended installation
+	// waits before looking again.
+	DefaultSuspendedWait = 5 * time.Minute
+	// DefaultCloseRetries is how many times a PR still listed open right
+	// after its close event is read again before the read counts.
+	DefaultCloseRetries = 3
+	// DefaultPushesPerInstallation bounds concurrent export pushes of one
+	// installation (GitHub's secondary limits punish bursts of writes).
+	DefaultPushesPerInstallation = 2
+	// DefaultWriteSpacing spaces content-creating requests (git pushes, PR
+	// creations) of one installation.
+	DefaultWriteSpacing = time.Second
+	// DefaultListingBudget bounds the export:sweep's best-effort listing.
+	DefaultListingBudget = 3 * time.Minute
+)
+
+// GitHub is what the handlers read from GitHub; *githubapp.App is one.
+type GitHub interface {
+	ListBranchPRs(ctx context.Context, installationID int64, owner, repo, branch string) ([]githubapp.PR, error)
+	BatchPRStates(ctx context.Context, installationID int64, owner, repo string, branches []string) map[string]githubapp.BatchResult
+	BranchHead(ctx context.Context, installationID int64, owner, repo, branch string) (string, error)
+	Issue(ctx context.Context, installationID int64, owner, repo string, n int) (open bool, title string, err error)
+	CreatePR(ctx context.Context, installationID int64, owner, repo, base, head, title, body string) (int, error)
+	InstallationToken(ctx context.Context, installationID int64) (string, error)
+	installs.Source
+}
+
+// Export configures the export push; a nil *Export in Deps disables it.
+type Export struct {
+	Repo    string // QUEEN_EXPORT_REPO
+	Client  *export.Client
+	Git     *export.Git
+	Base    string // QUEEN_BASE_BRANCH
+	DryRun  bool
+	Lister  Lister // the listing read by export:sweep; default Client
+	Enqueue *tasks.Enqueuer
+}
+
+// Lister reads the export's listing; *export.Client is one.
+type Lister interface {
+	List(ctx context.Context) (*export.Listing, error)
+}
+
+// Deps are the worker's collaborators.
+type Deps struct {
+	Ledger      *ledger.Ledger
+	Installs    *installs.Registry
+	GitHub      GitHub
+	Redeliverer *githubapp.Redeliverer // nil: deliveries:redeliver does nothing
+	Export      *Export                // nil: export tasks do nothing
+	Metrics     *metrics.Worker        // nil: unregistered collectors
+	Registerer  prometheus.Registerer  // the worker's own extra collectors; nil: none
+	Logger      *slog.Logger
+	Now         func() time.Time
+
+	// Tuning; zero values take the Default* constants.
+	SuspendedWait         time.Duration // wait of a suspended installation's task
+	CloseRetries          int           // reads of a PR still open after its close
+	PushesPerInstallation int           // concurrent export pushes per installation
+	WriteSpacing          time.Duration // between writes of one installation; < 0: none
+	ListingBudget         time.Duration // export:sweep's listing read
+}
+
+// Worker holds the task handlers.
+type Worker struct {
+	d       Deps
+	log     *slog.Logger
+	m       *metrics.Worker
+	now     func() time.Time
+	pub     *export.Publisher // template; nil when the export is off
+	orphans prometheus.Gauge
+
+	github retry.Outage // GitHub reads failing across tasks
+	export retry.Outage // export pushes failing across tasks
+
+	mu    sync.Mutex
+	slots map[int64]chan struct{} // concurrent pushes per installation
+	pace  map[int64]*pacer        // write spacing per installation
+}
+
+// New returns a Worker over d, filling in defaults.
+func New(d Deps) *Worker {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.SuspendedWait <= 0 {
+		d.SuspendedWait = DefaultSuspendedWait
+	}
+	if d.CloseRetries <= 0 {
+		d.CloseRetries = DefaultCloseRetries
+	}
+	if d.PushesPerInstallation <= 0 {
+		d.PushesPerInstallation = DefaultPushesPerInstallation
+	}
+	if d.WriteSpacing < 0 {
+		d.WriteSpacing = 0
+	} else if d.WriteSpacing == 0 {
+		d.WriteSpacing = DefaultWriteSpacing
+	}
+	if d.ListingBudget <= 0 {
+		d.ListingBudget = DefaultListingBudget
+	}
+	w := &Worker{d: d, log: d.Logger, m: d.Metrics, now: d.Now,
+		slots: map[int64]chan struct{}{}, pace: map[int64]*pacer{}}
+	if w.m == nil {
+		w.m = metrics.NewWorker(prometheus.NewRegistry())
+	}
+	w.orphans = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "queen_export_unmatched_branches",
+		Help: "Export branches with no ledger row, as of the last export listing read.",
+	})
+	if d.Registerer != nil {
+		d.Registerer.MustRegister(w.orphans)
+	}
+	if e := d.Export; e != nil {
+		if e.Lister == nil && e.Client != nil {
+			e.Lister = e.Client
+		}
+		w.pub = &export.Publisher{Export: e.Client, Git: e.Git, Base: e.Base, DryRun: e.DryRun, Logger: w.log}
+	}
+	return w
+}
+
+// Register installs one handler per task type on mux.
+func (w *Worker) Register(mux *asynq.ServeMux) {
+	mux.HandleFunc(tasks.TypeReevaluate, w.observe(tasks.TypeReevaluate, w.Reevaluate))
+	mux.HandleFunc(tasks.TypeSweep, w.observe(tasks.TypeSweep, w.Sweep))
+	mux.HandleFunc(tasks.TypeRedeliver, w.observe(tasks.TypeRedeliver, w.Redeliver))
+	mux.HandleFunc(tasks.TypeExportSweep, w.observe(tasks.TypeExportSweep, w.ExportSweep))
+	mux.HandleFunc(tasks.TypeExportPush, w.observe(tasks.TypeExportPush, w.ExportPush))
+}
+
+// observe counts a handler's runs by result and times them.
+func (w *Worker) observe(typ string, h func(context.Context, *asynq.Task) error) asynq.HandlerFunc {
+	return func(ctx context.Context, t *asynq.Task) error {
+		start := time.Now()
+		err := h(ctx, t)
+		w.m.TaskDuration.WithLabelValues(typ).Observe(time.Since(start).Seconds())
+		w.m.TaskRuns.WithLabelValues(typ, resultOf(err)).Inc()
+		return err
+	}
+}
+
+// resultOf names what a handler's error asks of asynq: ok, wait (retry
+// without spending the budget), refused (archived), retry.
+func resultOf(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case !retry.IsFailure(err):
+		return "wait"
+	case retry.IsPermanent(err):
+		return "refused"
+	}
+	return "retry"
+}
+
+// taskLog is the logger of one task run.
+func (w *Worker) taskLog(ctx context.Context, t *asynq.Task) *slog.Logger {
+	id, _ := asynq.GetTaskID(ctx)
+	n, _ := asynq.GetRetryCount(ctx)
+	return w.log.With("task_id", id, "task_type", t.Type(), "retried", n)
+}
+
+// errNotInstalled means the repository is not in the installs registry.
+var errNotInstalled = errors.New("repository not installed")
+
+// installation finds repo's installation: errNotInstalled when it has none,
+// a wait while it is suspended.
+func (w *Worker) installation(ctx context.Context, repo string) (int64, error) {
+	id, suspended, ok, err := w.d.Installs.Lookup(ctx, repo)
+	switch {
+	case err != nil:
+		return 0, err
+	case !ok:
+		return 0, errNotInstalled
+	case suspended:
+		return 0, retry.Wait(w.d.SuspendedWait, "installation suspended", fmt.Errorf("installation %d of %s", id, repo))
+	}
+	return id, nil
+}
+
+// githubFailure turns a failed GitHub call into what asynq should do: wait
+// out a rate limit or an outage without spending the budget, archive a
+// refusal, never decide anything.
+func (w *Worker) githubFailure(err error) error {
+	switch githubapp.Classify(err) {
+	case githubapp.RateLimited:
+		d, _ := githubapp.WaitFor(err)
+		return retry.Wait(d, "github rate limited", err)
+	case githubapp.Permanent:
+		return retry.Permanent(err)
+	}
+	return retry.Wait(w.github.Fail(w.now()), "github unavailable", err)
+}
+
+func splitRepo(repo string) (owner, name string) {
+	owner, name, _ = strings.Cut(repo, "/")
+	return owner, name
+}
+
+// claimOutcome is the metric label of a ledger decision.
+func claimOutcome(outcome string) string {
+	switch outcome {
+	case ledger.DecisionFree:
+		return "freed"
+	case ledger.DecisionWouldFree:
+		return "would_free"
+	case ledger.DecisionUnfree:
+		return "unfreed"
+	case ledger.DecisionWouldUnfree:
+		return "would_unfree"
+	}
+	return "kept"
+}
+
+// redisStore keeps the Redeliverer's mark in Redis.
+type redisStore struct{ rdb redis.UniversalClient }
+
+// NewRedisStore is a githubapp.Store in rdb.
+func NewRedisStore(rdb redis.UniversalClient) githubapp.Store { return redisStore{rdb} }
+
+func (s redisStore) Get(ctx context.Context, key string) (string, error) {
+	v, err := s.rdb.Get(ctx, key).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	return v, err
+}
+
+func (s redisStore) Set(ctx context.Context, key, value string) error {
+	return s.rdb.Set(ctx, key, value, 0).Err()
+}
