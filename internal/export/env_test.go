@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/gittest"
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 const (
@@ -91,7 +91,7 @@ type env struct {
 	gh     *fakeGitHub
 	pub    *Publisher
 	cache  string
-	logs   *strings.Builder
+	logs   *testkit.Buffer
 }
 
 func newEnv(t testing.TB) *env {
@@ -106,27 +106,16 @@ func newEnv(t testing.TB) *env {
 	client.Backoff, client.MaxBackoff = 10*time.Millisecond, 50*time.Millisecond
 	gh := &fakeGitHub{t: t, remote: remote, prs: map[string]PRs{}, closed: map[int64]bool{}, titles: map[int64]string{}}
 	cache := t.TempDir()
-	logs := &strings.Builder{}
+	logs := &testkit.Buffer{}
 	e := &env{remote: remote, work: work, export: exp, client: client, gh: gh, cache: cache, logs: logs}
 	e.pub = &Publisher{
 		GitHub: gh,
 		Export: client,
 		Git:    NewGit(cache, remote.URL),
 		Token:  func(context.Context, string) (string, error) { return gitToken, nil },
-		Logger: slog.New(slog.NewTextHandler(&syncWriter{w: logs}, nil)),
+		Logger: slog.New(slog.NewTextHandler(logs, nil)),
 	}
 	return e
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // branch makes the export's queen-<issue> with one commit per file set,

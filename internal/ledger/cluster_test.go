@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 // startCluster starts a one-node Redis Cluster owning every slot. Even one
@@ -92,7 +93,7 @@ func clusterPort(t *testing.T) int {
 func TestClusterKeysShareOneSlot(t *testing.T) {
 	c := startCluster(t)
 	ctx := t.Context()
-	clk := &clock{t: t0}
+	clk := testkit.NewClock(t0)
 	l := New(c, Options{Now: clk.Now, FreeClosedPR: true})
 	if !l.split {
 		t.Fatal("a ClusterClient must write the audit stream outside the row's script")

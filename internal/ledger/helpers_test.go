@@ -3,45 +3,27 @@ package ledger
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/redistest"
+	"github.com/queen-app/queen-app/internal/testkit"
 )
-
-// clock is a settable clock for the ledger under test.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
 
 var t0 = time.Date(2026, 10, 10, 20, 0, 0, 0, time.UTC)
 
 type fixture struct {
 	srv   *redistest.Server
 	l     *Ledger
-	clock *clock
+	clock *testkit.Clock
 	ctx   context.Context
 }
 
 func newFixture(t testing.TB, opts Options) *fixture {
 	t.Helper()
 	srv := redistest.Start(t)
-	c := &clock{t: t0}
+	c := testkit.NewClock(t0)
 	opts.Now = c.Now
 	return &fixture{srv: srv, l: New(srv.Client(), opts), clock: c, ctx: context.Background()}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/redistest"
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 const repo = "hive/t27"
@@ -413,7 +414,7 @@ func TestIndexesFollowRows(t *testing.T) {
 
 func TestRestartKeepsRowsAndAudit(t *testing.T) {
 	srv := redistest.StartWith(t, redistest.Options{AppendOnly: true})
-	c := &clock{t: t0}
+	c := testkit.NewClock(t0)
 	l := New(srv.Client(), Options{Now: c.Now, FreeClosedPR: true})
 	ctx := t.Context()
 	var written []Result

@@ -9,16 +9,8 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/queen-app/queen-app/internal/redistest"
+	"github.com/queen-app/queen-app/internal/testkit"
 )
-
-// clock is a settable time shared by the replicas of a test.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 func TestOneLeaderEnqueuesEachSlotOnce(t *testing.T) {
 	srv := redistest.Start(t)
@@ -28,7 +20,7 @@ func TestOneLeaderEnqueuesEachSlotOnce(t *testing.T) {
 	insp := asynq.NewInspector(opt)
 	defer insp.Close()
 
-	clk := &clock{t: time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)}
+	clk := testkit.NewClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 	entries := []Entry{{Type: "claim:sweep", Every: 10 * time.Minute}, {Type: "export:sweep", Every: 5 * time.Minute}}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -40,7 +32,7 @@ func TestOneLeaderEnqueuesEachSlotOnce(t *testing.T) {
 		rctx, rcancel := context.WithCancel(ctx)
 		cancels[i] = rcancel
 		s := &Scheduler{RDB: srv.Client(), Client: client, ID: string(rune('a' + i)), Lease: 300 * time.Millisecond,
-			Tick: 20 * time.Millisecond, Entries: entries, Now: clk.now,
+			Tick: 20 * time.Millisecond, Entries: entries, Now: clk.Now,
 			OnLead: func(l bool) {
 				mu.Lock()
 				if l {
@@ -57,7 +49,7 @@ func TestOneLeaderEnqueuesEachSlotOnce(t *testing.T) {
 	if n := count(t, insp); n != 2 {
 		t.Fatalf("after the first slot: %d tasks, want 2 (one per type)", n)
 	}
-	clk.add(5 * time.Minute) // a new export slot, same sweep slot
+	clk.Add(5 * time.Minute) // a new export slot, same sweep slot
 	waitFor(t, func() bool { return count(t, insp) == 3 })
 
 	// The leader stops; another takes over and keeps the schedule.
@@ -73,7 +65,7 @@ func TestOneLeaderEnqueuesEachSlotOnce(t *testing.T) {
 		t.Fatal("no replica ever led")
 	}
 	cancels[leader]()
-	clk.add(5 * time.Minute) // new slots for both types
+	clk.Add(5 * time.Minute) // new slots for both types
 	waitFor(t, func() bool { return count(t, insp) == 5 })
 	time.Sleep(200 * time.Millisecond)
 	if n := count(t, insp); n != 5 {

@@ -3,32 +3,14 @@ package worker
 import (
 	"context"
 	"errors"
-	"sync"
+	"github.com/queen-app/queen-app/internal/testkit"
 	"testing"
 	"time"
 )
 
-// fixedClock is a clock that moves only when told.
-type fixedClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fixedClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fixedClock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 func TestPacerSpacesWrites(t *testing.T) {
-	clk := &fixedClock{t: time.Date(2026, 10, 11, 12, 0, 0, 0, time.UTC)}
-	p := &pacer{every: time.Hour, now: clk.now}
+	clk := testkit.NewClock(time.Date(2026, 10, 11, 12, 0, 0, 0, time.UTC))
+	p := &pacer{every: time.Hour, now: clk.Now}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 
@@ -44,7 +26,7 @@ func TestPacerSpacesWrites(t *testing.T) {
 	// once. (guard only bounds a broken pacer's wait.)
 	guard, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
-	clk.add(2 * time.Hour)
+	clk.Add(2 * time.Hour)
 	if err := p.wait(guard); err != nil {
 		t.Fatalf("write after the booked turns: %v", err)
 	}
@@ -52,7 +34,7 @@ func TestPacerSpacesWrites(t *testing.T) {
 		t.Fatalf("the next write in that interval: %v, want it to wait", err)
 	}
 
-	free := &pacer{every: 0, now: clk.now}
+	free := &pacer{every: 0, now: clk.Now}
 	for i := 0; i < 3; i++ {
 		if err := free.wait(guard); err != nil {
 			t.Fatalf("no spacing configured, write %d: %v", i, err)
