@@ -20,9 +20,11 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"replay":  {"apply the rules to a snapshot of dispatch rows, offline", runReplay},
-	"claims":  {"list, import, export, free, keep or delete claims over the claims API", runClaims},
-	"explain": {"show one claim view with its rule path and history, from the claims API", runExplain},
+	"replay":     {"apply the rules to a snapshot of dispatch rows, offline", runReplay},
+	"claims":     {"list, import, export, free, keep or delete claims over the claims API", runClaims},
+	"explain":    {"show one claim view with its rule path and history, from the claims API", runExplain},
+	"export":     {"show the export push's progress per row, or push one row now, over the claims API", runExport},
+	"deliveries": {"list the App's webhook deliveries of the last 3 days, or redeliver the failed ones", runDeliveries},
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

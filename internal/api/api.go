@@ -18,9 +18,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/tasks"
 )
 
 // MaxBodyBytes caps a request body.
@@ -41,6 +43,15 @@ type Config struct {
 	Now         func() time.Time
 	Logger      *slog.Logger          // nil: discard
 	Registerer  prometheus.Registerer // nil: no metrics
+	// Enqueuer stores the export:push tasks a person asks for; nil answers
+	// those requests 503 "export push not configured".
+	Enqueuer Enqueuer
+}
+
+// Enqueuer stores a task, treating an existing task id as success;
+// *tasks.Enqueuer is one.
+type Enqueuer interface {
+	Enqueue(ctx context.Context, t *asynq.Task) (tasks.Result, error)
 }
 
 type server struct {
@@ -48,6 +59,7 @@ type server struct {
 	tokenSum    [sha256.Size]byte
 	reviewFirst bool
 	now         func() time.Time
+	enqueuer    Enqueuer
 	log         *slog.Logger
 	requests    *prometheus.CounterVec
 	routes      []route
@@ -66,6 +78,7 @@ func New(cfg Config) (http.Handler, error) {
 		tokenSum:    sha256.Sum256([]byte(cfg.Token)),
 		reviewFirst: cfg.ReviewFirst,
 		now:         cfg.Now,
+		enqueuer:    cfg.Enqueuer,
 		log:         cfg.Logger,
 	}
 	if s.now == nil {
@@ -103,6 +116,8 @@ func New(cfg Config) (http.Handler, error) {
 			http.MethodGet: {"held_paths", s.heldPaths}}},
 		{pattern: "/v1/repos/{owner}/{repo}/admission", methods: map[string]handler{
 			http.MethodPost: {"admission", s.admission}}},
+		{pattern: "/v1/repos/{owner}/{repo}/exports/{issue}/push", methods: map[string]handler{
+			http.MethodPost: {"export_push", s.exportPush}}},
 	}
 	for i := range s.routes {
 		s.routes[i].segs = strings.Split(strings.TrimPrefix(s.routes[i].pattern, "/"), "/")

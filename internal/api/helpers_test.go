@@ -14,11 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redistest"
+	"github.com/queen-app/queen-app/internal/tasks"
 )
 
 const token = "tok-3f9a1c0e77d2"
@@ -38,6 +40,8 @@ func (c *clock) Now() time.Time {
 
 type env struct {
 	url    string
+	redis  *redistest.Server
+	insp   *asynq.Inspector // set with envOpts.enqueue
 	ledger *ledger.Ledger
 	clock  *clock
 	reg    *prometheus.Registry
@@ -64,6 +68,7 @@ func (s *syncBuffer) String() string {
 type envOpts struct {
 	reviewFirst bool
 	ledger      ledger.Options
+	enqueue     bool // give the API a task enqueuer over the same Redis
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -71,12 +76,18 @@ func newEnv(t *testing.T, o envOpts) *env {
 	srv := redistest.Start(t)
 	c := &clock{t: t0}
 	o.ledger.Now = c.Now
-	e := &env{ledger: ledger.New(srv.Client(), o.ledger), clock: c, reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
-	h, err := api.New(api.Config{
+	e := &env{redis: srv, ledger: ledger.New(srv.Client(), o.ledger), clock: c, reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	cfg := api.Config{
 		Ledger: e.ledger, Token: token, ReviewFirst: o.reviewFirst, Now: c.Now,
 		Logger:     slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Registerer: e.reg,
-	})
+	}
+	if o.enqueue {
+		client := asynq.NewClientFromRedisClient(srv.Client())
+		e.insp = asynq.NewInspectorFromRedisClient(srv.Client())
+		cfg.Enqueuer = tasks.NewEnqueuer(client, e.insp)
+	}
+	h, err := api.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

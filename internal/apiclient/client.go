@@ -299,3 +299,17 @@ func (c *Client) Delete(ctx context.Context, repo string, issue int64, reason st
 	}
 	return call[api.Deleted](ctx, c, http.MethodDelete, p, q, nil)
 }
+
+// ExportPush asks for an export:push of repo#issue's judged head now;
+// dryRun asks the worker to decide and record only. The row must be
+// accepted with a 40-hex judged_head (409 otherwise).
+func (c *Client) ExportPush(ctx context.Context, repo string, issue int64, dryRun bool) (*api.ExportPush, error) {
+	p, err := rowPath(repo, issue, "exports")
+	if err != nil {
+		return nil, err
+	}
+	body := struct {
+		DryRun bool `json:"dry_run"`
+	}{dryRun}
+	return call[api.ExportPush](ctx, c, http.MethodPost, p+"/push", nil, body)
+}

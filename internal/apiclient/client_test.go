@@ -11,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
 	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/apiclient"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redistest"
+	"github.com/queen-app/queen-app/internal/tasks"
 )
 
 const token = "client-test-token-5be1"
@@ -168,5 +171,50 @@ func TestNewRefusesBadSettings(t *testing.T) {
 		} else if tc.token != "" && strings.Contains(err.Error(), tc.token) {
 			t.Errorf("error names the token: %v", err)
 		}
+	}
+}
+
+func TestClientExportPush(t *testing.T) {
+	srv := redistest.Start(t)
+	l := ledger.New(srv.Client(), ledger.Options{Now: now})
+	insp := asynq.NewInspectorFromRedisClient(srv.Client())
+	h, err := api.New(api.Config{Ledger: l, Token: token, Now: now,
+		Enqueuer: tasks.NewEnqueuer(asynq.NewClientFromRedisClient(srv.Client()), insp)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	c, err := apiclient.New(ts.URL, token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const head = "4f2a9c0e1b7d3a5f6e8c9b0a1d2e3f4a5b6c7d8e"
+	if _, err := c.Put(ctx, "hive/t27", 7, patch(t, `{"started": true, "finished_at": "2026-10-10T19:00:00Z", "review_state": "accept", "judged_head": "`+head+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Put(ctx, "hive/t27", 8, patch(t, `{"started": true}`)); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := c.ExportPush(ctx, "hive/t27", 7, true)
+	want := &api.ExportPush{Repo: "hive/t27", Issue: 7, Head: head, DryRun: true, TaskID: "export:push:hive/t27:7:" + head + ":dry-run"}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("dry run = %+v, %v; want %+v", got, err, want)
+	}
+	if got, err = c.ExportPush(ctx, "hive/t27", 7, false); err != nil || got.DryRun || got.AlreadyEnqueued || got.TaskID != "export:push:hive/t27:7:"+head {
+		t.Fatalf("push = %+v, %v", got, err)
+	}
+	if info, err := insp.GetTaskInfo("default", "export:push:hive/t27:7:"+head); err != nil || info.State != asynq.TaskStatePending {
+		t.Fatalf("task %+v, %v; want it pending", info, err)
+	}
+	_, err = c.ExportPush(ctx, "hive/t27", 8, false)
+	var ae *apiclient.Error
+	if !errors.As(err, &ae) || ae.Status != http.StatusConflict || !strings.Contains(ae.Message, "not accepted") {
+		t.Fatalf("push of a running row: %v, want 409 not accepted", err)
+	}
+	if _, err := c.ExportPush(ctx, "hive/t27", 99, false); !apiclient.IsNotFound(err) {
+		t.Fatalf("push of an unknown row: %v, want 404", err)
 	}
 }

@@ -84,7 +84,9 @@ type View struct {
 	AcceptClaim   *string     `json:"accept_claim"`
 	Freed         *FreeRecord `json:"freed"`
 	WouldFree     *FreeRecord `json:"would_free"`
-	Version       int64       `json:"version"`
+	// Export is the export push's progress on the row; null before any attempt.
+	Export  *ExportState `json:"export"`
+	Version int64        `json:"version"`
 }
 
 // ViewOf is the claim view of r at now, as the ledger serves it: live is
@@ -114,6 +116,7 @@ func (d Decision) View(r *Row, live bool) View {
 		AcceptClaim:   word(d.Accept),
 		Freed:         r.Freed,
 		WouldFree:     r.WouldFree,
+		Export:        r.Export,
 		Version:       r.Version,
 	}
 	if holds {

@@ -75,10 +75,18 @@ type ReevaluatePayload struct {
 }
 
 // ExportPushPayload asks the worker to publish the accepted Head of Issue.
+// DryRun asks it to decide and record only, pushing and opening nothing,
+// whatever QUEEN_EXPORT_DRY_RUN says. Manual marks a person's request
+// (queenctl export push): it is decided again even when the row's export
+// state already settled it (a refusal at this version, the PR opened),
+// where a sweep's task, decided on an older read of the row, stands down.
+// Manual is not part of the task id: one head is never pushed twice at once.
 type ExportPushPayload struct {
-	Repo  string `json:"repo"`
-	Issue int64  `json:"issue"`
-	Head  string `json:"head"`
+	Repo   string `json:"repo"`
+	Issue  int64  `json:"issue"`
+	Head   string `json:"head"`
+	DryRun bool   `json:"dry_run,omitempty"`
+	Manual bool   `json:"manual,omitempty"`
 }
 
 // deliveryPattern bounds X-GitHub-Delivery (a GUID) since it becomes part of
@@ -120,9 +128,15 @@ func ReevaluateID(p ReevaluatePayload) string {
 	return "reevaluate:" + p.Repo + ":" + strconv.FormatInt(p.Issue, 10) + ":" + p.Delivery
 }
 
-// ExportPushID is the task id of p: export:push:{repo}:{issue}:{head}.
+// ExportPushID is the task id of p: export:push:{repo}:{issue}:{head}, with
+// ":dry-run" after it for a dry run, so that a dry run never blocks a real
+// push of the same head (nor a real push a dry run).
 func ExportPushID(p ExportPushPayload) string {
-	return "export:push:" + p.Repo + ":" + strconv.FormatInt(p.Issue, 10) + ":" + p.Head
+	id := "export:push:" + p.Repo + ":" + strconv.FormatInt(p.Issue, 10) + ":" + p.Head
+	if p.DryRun {
+		id += ":dry-run"
+	}
+	return id
 }
 
 // NewReevaluate builds a claim:reevaluate task that runs after delay (zero or

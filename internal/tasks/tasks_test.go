@@ -216,3 +216,63 @@ func TestPeriodicTasks(t *testing.T) {
 		}
 	}
 }
+
+func TestExportPushDryRunHasItsOwnID(t *testing.T) {
+	e, insp, _ := newQueue(t)
+	ctx := context.Background()
+	real := ExportPushPayload{Repo: "hive/t27", Issue: 42, Head: head}
+	dry := real
+	dry.DryRun = true
+	dryTask, err := NewExportPush(dry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.Enqueue(ctx, dryTask); err != nil || res != Enqueued {
+		t.Fatalf("Enqueue dry run = %v, %v", res, err)
+	}
+	// A pending dry run does not stand in for the real push of the head.
+	realTask, err := NewExportPush(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.Enqueue(ctx, realTask); err != nil || res != Enqueued {
+		t.Fatalf("Enqueue real push over a pending dry run = %v, %v; want enqueued", res, err)
+	}
+	if res, err := e.Enqueue(ctx, dryTask); err != nil || res != AlreadyEnqueued {
+		t.Fatalf("second dry run = %v, %v; want duplicate", res, err)
+	}
+	ids := map[string]bool{}
+	for _, info := range all(t, insp) {
+		p, err := ParseExportPush(asynq.NewTask(info.Type, info.Payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := TaskID(asynq.NewTask(info.Type, info.Payload)); info.ID != want {
+			t.Errorf("task %s: TaskID from its payload is %s", info.ID, want)
+		}
+		if p.DryRun != strings.HasSuffix(info.ID, ":dry-run") {
+			t.Errorf("task %s has dry_run %t", info.ID, p.DryRun)
+		}
+		ids[info.ID] = true
+	}
+	if len(ids) != 2 || !ids["export:push:hive/t27:42:"+head] || !ids["export:push:hive/t27:42:"+head+":dry-run"] {
+		t.Fatalf("task ids %v; want the real push and the dry run", ids)
+	}
+	// A sweep's push carries neither key; a person's request keeps its id.
+	data, _ := json.Marshal(real)
+	if strings.Contains(string(data), "dry_run") || strings.Contains(string(data), "manual") {
+		t.Fatalf("real payload %s names dry_run or manual", data)
+	}
+	manual := real
+	manual.Manual = true
+	mt, err := NewExportPush(manual)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.Enqueue(ctx, mt); err != nil || res != AlreadyEnqueued {
+		t.Fatalf("a person's push of a head already queued = %v, %v; want duplicate (never twice at once)", res, err)
+	}
+	if got, err := ParseExportPush(mt); err != nil || got != manual {
+		t.Fatalf("manual payload = %+v, %v", got, err)
+	}
+}

@@ -70,6 +70,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 		Ledger: ledger.New(rdb, ledger.Options{AuditMaxLen: cfg.AuditMaxLen,
 			FreeClosedPR: cfg.FreeClosedPR, ReleaseDeadClaims: cfg.ReleaseDeadClaims}),
 		Token: cfg.APIToken, ReviewFirst: cfg.ReviewFirst, Logger: log, Registerer: reg,
+		Enqueuer: tasks.NewEnqueuer(client, insp),
 	})
 	if err != nil {
 		return err

@@ -35,13 +35,15 @@ const recordRetries = 5
 // export.Publisher as the repository's installation, and records the outcome
 // on the row. Refusals are recorded and end the task; outages of the export
 // or GitHub wait without spending the retry budget, so a long outage drains
-// by itself once it ends.
+// by itself once it ends. A dry-run task only decides and records, as the
+// whole worker does with QUEEN_EXPORT_DRY_RUN; a sweep's task for a row
+// already settled stands down, a person's (Manual) does not.
 func (w *Worker) ExportPush(ctx context.Context, t *asynq.Task) error {
 	p, err := tasks.ParseExportPush(t)
 	if err != nil {
 		return retry.Permanent(err)
 	}
-	log := w.taskLog(ctx, t).With("repo", p.Repo, "issue", p.Issue, "head", p.Head)
+	log := w.taskLog(ctx, t).With("repo", p.Repo, "issue", p.Issue, "head", p.Head, "dry_run", p.DryRun)
 	if w.pub == nil {
 		log.Info("export push skipped: the export is not configured")
 		return nil
@@ -67,6 +69,13 @@ func (w *Worker) ExportPush(ctx context.Context, t *asynq.Task) error {
 		log.Info("export push skipped: the row is no longer accepted at this head")
 		return nil
 	}
+	// A sweep reads the rows before it enqueues; a push that finished in
+	// between frees the task id, so its task may come again for a row
+	// already settled. A person's request is decided again regardless.
+	if !p.Manual && w.toPublish(rec) != publish {
+		log.Info("export push skipped: already decided at this row version")
+		return nil
+	}
 
 	release, err := w.acquire(ctx, inst)
 	if err != nil {
@@ -74,6 +83,9 @@ func (w *Worker) ExportPush(ctx context.Context, t *asynq.Task) error {
 	}
 	defer release()
 	pub := *w.pub
+	// A dry-run task (queenctl export push --dry-run) decides and records
+	// like QUEEN_EXPORT_DRY_RUN; it cannot turn a worker-wide dry run off.
+	pub.DryRun = pub.DryRun || p.DryRun
 	pace := w.pacerOf(inst)
 	pub.GitHub = &publishGitHub{gh: w.d.GitHub, inst: inst, pace: pace}
 	pub.Token = func(ctx context.Context, _ string) (string, error) {

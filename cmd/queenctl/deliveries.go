@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/queen-app/queen-app/internal/config"
+	"github.com/queen-app/queen-app/internal/githubapp"
+)
+
+const deliveriesSynopsis = "list|redeliver ..."
+
+var deliveriesSubcommands = []struct{ name, synopsis string }{
+	{"list", "[--json]"},
+	{"redeliver", "[--dry-run]"},
+}
+
+// deliveriesTimeout bounds one run: listing three days of deliveries and
+// redelivering the failed ones.
+const deliveriesTimeout = 5 * time.Minute
+
+func runDeliveries(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "queenctl: deliveries: want a subcommand (usage: queenctl deliveries %s)\n", deliveriesSynopsis)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, "usage:")
+		for _, s := range deliveriesSubcommands {
+			fmt.Fprintf(stdout, "  queenctl deliveries %s %s\n", s.name, s.synopsis)
+		}
+		fmt.Fprintln(stdout, "\nBoth read the App's webhook deliveries of the last 3 days with GITHUB_APP_ID,\n"+
+			"GITHUB_APP_PRIVATE_KEY_FILE (or GITHUB_APP_PRIVATE_KEY) and GITHUB_API_URL.")
+		return 0
+	case "list":
+		return deliveriesList(args[1:], stdout, stderr)
+	case "redeliver":
+		return deliveriesRedeliver(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "queenctl: deliveries: unknown subcommand %q (usage: queenctl deliveries %s)\n", args[0], deliveriesSynopsis)
+	return 2
+}
+
+// deliveriesApp is the App from GITHUB_APP_ID, its key and GITHUB_API_URL;
+// on a bad or missing value it prints one line naming the variable.
+func deliveriesApp(name string, stderr io.Writer) (*githubapp.App, bool) {
+	cfg, err := config.LoadApp(os.Getenv)
+	if err == nil {
+		var app *githubapp.App
+		if app, err = githubapp.New(githubapp.Config{AppID: cfg.AppID, PrivateKey: cfg.PrivateKey, APIURL: cfg.APIURL,
+			UserAgent: "queen-app-queenctl"}); err == nil {
+			return app, true
+		}
+	}
+	fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+	return nil, false
+}
+
+// recentDeliveries reads the attempts of the last RedeliverWindow, newest first.
+func recentDeliveries(ctx context.Context, app *githubapp.App, now time.Time) ([]githubapp.Delivery, error) {
+	return app.ListDeliveries(ctx, now.Add(-githubapp.RedeliverWindow))
+}
+
+// deliveryJSON is one attempt in deliveries list --json.
+type deliveryJSON struct {
+	ID          int64     `json:"id"`
+	GUID        string    `json:"guid"`
+	Event       string    `json:"event"`
+	Action      string    `json:"action"`
+	Status      string    `json:"status"`
+	StatusCode  int       `json:"status_code"`
+	DeliveredAt time.Time `json:"delivered_at"`
+	Redelivery  bool      `json:"redelivery"`
+}
+
+func deliveriesList(args []string, stdout, stderr io.Writer) int {
+	const name = "deliveries list"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, `print {"deliveries": [...]} instead of the table`)
+	pos, err := parseArgs(fs, args)
+	if err == nil && len(pos) != 0 {
+		err = fmt.Errorf("unexpected argument %q", pos[0])
+	}
+	if err != nil {
+		return usageError(err, name, deliveriesSubcommands[0].synopsis, fs, stdout, stderr)
+	}
+	app, ok := deliveriesApp(name, stderr)
+	if !ok {
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deliveriesTimeout)
+	defer cancel()
+	now := time.Now()
+	ds, err := recentDeliveries(ctx, app, now)
+	if err != nil {
+		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+		return 1
+	}
+	if *asJSON {
+		out := make([]deliveryJSON, 0, len(ds))
+		for _, d := range ds {
+			out = append(out, deliveryJSON{ID: d.ID, GUID: d.GUID, Event: d.Event, Action: d.Action, Status: d.Status,
+				StatusCode: d.StatusCode, DeliveredAt: d.DeliveredAt.UTC(), Redelivery: d.Redelivery})
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Deliveries []deliveryJSON `json:"deliveries"`
+		}{out}); err != nil {
+			fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+			return 1
+		}
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tGUID\tEVENT\tACTION\tSTATUS\tDELIVERED_AT\tREDELIVERY")
+	for _, d := range ds {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%t\n", d.ID, d.GUID, orNone(d.Event), orNone(d.Action),
+			deliveryStatus(d), d.DeliveredAt.UTC().Format(time.RFC3339), d.Redelivery)
+	}
+	if err := tw.Flush(); err != nil {
+		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+		return 1
+	}
+	failed := len(githubapp.ToRedeliver(ds, now))
+	fmt.Fprintf(stdout, "%d attempts since %s; %d GUIDs with no successful attempt\n",
+		len(ds), now.Add(-githubapp.RedeliverWindow).UTC().Format(time.RFC3339), failed)
+	return 0
+}
+
+// deliveryStatus is GitHub's status text with its code.
+func deliveryStatus(d githubapp.Delivery) string {
+	s := orNone(d.Status)
+	if d.StatusCode != 0 {
+		s = fmt.Sprintf("%d %s", d.StatusCode, s)
+	}
+	return s
+}
+
+func deliveriesRedeliver(args []string, stdout, stderr io.Writer) int {
+	const name = "deliveries redeliver"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	dryRun := fs.Bool("dry-run", false, "print what would be redelivered and redeliver nothing")
+	pos, err := parseArgs(fs, args)
+	if err == nil && len(pos) != 0 {
+		err = fmt.Errorf("unexpected argument %q", pos[0])
+	}
+	if err != nil {
+		return usageError(err, name, deliveriesSubcommands[1].synopsis, fs, stdout, stderr)
+	}
+	app, ok := deliveriesApp(name, stderr)
+	if !ok {
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deliveriesTimeout)
+	defer cancel()
+	now := time.Now()
+	ds, err := recentDeliveries(ctx, app, now)
+	if err != nil {
+		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+		return 1
+	}
+	byID := make(map[int64]githubapp.Delivery, len(ds))
+	for _, d := range ds {
+		byID[d.ID] = d
+	}
+	ids := githubapp.ToRedeliver(ds, now)
+	verb := "redelivered"
+	if *dryRun {
+		verb = "would redeliver"
+	}
+	done, failed := 0, 0
+	for _, id := range ids {
+		d := byID[id]
+		what := fmt.Sprintf("%d (guid %s, %s %s, last attempt %s at %s)", id, d.GUID, orNone(d.Event), orNone(d.Action),
+			deliveryStatus(d), d.DeliveredAt.UTC().Format(time.RFC3339))
+		if !*dryRun {
+			if err := app.Redeliver(ctx, id); err != nil {
+				failed++
+				fmt.Fprintf(stdout, "failed %s: %v\n", what, err)
+				if githubapp.Classify(err) == githubapp.RateLimited || ctx.Err() != nil {
+					break // the rest would fail the same way
+				}
+				continue
+			}
+		}
+		done++
+		fmt.Fprintf(stdout, "%s %s\n", verb, what)
+	}
+	fmt.Fprintf(stdout, "%d attempts read, %d GUIDs with no successful attempt: %d %s, %d failed\n",
+		len(ds), len(ids), done, verb, failed)
+	if failed > 0 {
+		fmt.Fprintf(stderr, "queenctl: %s: %d redeliveries failed\n", name, failed)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/queen-app/queen-app/internal/apiclient"
+	"github.com/queen-app/queen-app/internal/dispatch"
+)
+
+const exportSynopsis = "status|push ..."
+
+var exportSubcommands = []struct{ name, synopsis string }{
+	{"status", "[--repo owner/name] [--json]"},
+	{"push", "owner/name#N [--dry-run]"},
+}
+
+func runExport(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "queenctl: export: want a subcommand (usage: queenctl export %s)\n", exportSynopsis)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, "usage:")
+		for _, s := range exportSubcommands {
+			fmt.Fprintf(stdout, "  queenctl export %s %s\n", s.name, s.synopsis)
+		}
+		return 0
+	case "status":
+		return exportStatus(args[1:], stdout, stderr)
+	case "push":
+		return exportPush(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "queenctl: export: unknown subcommand %q (usage: queenctl export %s)\n", args[0], exportSynopsis)
+	return 2
+}
+
+// exportRow is one row of export status --json.
+type exportRow struct {
+	Repo   string                `json:"repo"`
+	Issue  int64                 `json:"issue"`
+	Claim  string                `json:"claim"`
+	Export *dispatch.ExportState `json:"export"` // null: no attempt recorded yet
+}
+
+// notTried is the state shown for an accepted row with no attempt recorded.
+const notTried = "not_tried"
+
+func exportStatus(args []string, stdout, stderr io.Writer) int {
+	const name = "export status"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	repo := fs.String("repo", "", "only this owner/name (all repositories when absent)")
+	asJSON := fs.Bool("json", false, `print {"exports": [{"repo", "issue", "claim", "export"}, ...]} instead of the table`)
+	pos, err := parseArgs(fs, args)
+	switch {
+	case err != nil:
+	case len(pos) != 0:
+		err = fmt.Errorf("unexpected argument %q", pos[0])
+	case *repo != "" && !dispatch.ValidRepo(*repo):
+		err = fmt.Errorf("--repo %q is not owner/name", *repo)
+	}
+	if err != nil {
+		return usageError(err, name, exportSubcommands[0].synopsis, fs, stdout, stderr)
+	}
+	c, ok := claimsAPI(name, stderr)
+	if !ok {
+		return 2
+	}
+	views, err := c.ListAll(context.Background(), apiclient.ListOptions{Repo: *repo, Limit: claimsPageSize})
+	if err != nil {
+		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+		return 1
+	}
+	rows := []exportRow{}
+	for _, v := range views {
+		if v.Export != nil || v.Claim == "accepted" {
+			rows = append(rows, exportRow{Repo: v.Repo, Issue: v.Issue, Claim: v.Claim, Export: v.Export})
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(struct {
+			Exports []exportRow `json:"exports"`
+		}{rows})
+	} else {
+		err = writeExportStatus(stdout, rows)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+// writeExportStatus prints one line per row and a count per state.
+func writeExportStatus(w io.Writer, rows []exportRow) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ROW\tSTATE\tHEAD\tPR\tATTEMPTS\tREFUSAL\tLAST_ERROR")
+	counts := map[string]int{}
+	for _, r := range rows {
+		state, head, pr, attempts, refusal, lastErr := notTried, "-", "-", 0, "-", "-"
+		if st := r.Export; st != nil {
+			state, attempts = st.State, st.Attempts
+			if st.PushedHead != "" {
+				head = shortHead(st.PushedHead)
+			}
+			if st.PRNumber != 0 {
+				pr = fmt.Sprintf("#%d", st.PRNumber)
+			}
+			if st.Refusal != "" {
+				refusal = st.Refusal
+			}
+			if st.LastError != "" {
+				lastErr = st.LastError
+			}
+		}
+		counts[state]++
+		fmt.Fprintf(tw, "%s#%d\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Repo, r.Issue, state, head, pr, attempts, refusal, lastErr)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	states := make([]string, 0, len(counts))
+	for s := range counts {
+		states = append(states, s)
+	}
+	sort.Strings(states)
+	parts := make([]string, 0, len(states))
+	for _, s := range states {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+	}
+	summary := strings.Join(parts, ", ")
+	if summary == "" {
+		summary = "none"
+	}
+	_, err := fmt.Fprintf(w, "%d rows: %s\n", len(rows), summary)
+	return err
+}
+
+func shortHead(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+func exportPush(args []string, stdout, stderr io.Writer) int {
+	const name = "export push"
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	dryRun := fs.Bool("dry-run", false, "decide and record only: push nothing, open no PR")
+	pos, err := parseArgs(fs, args)
+	var repo string
+	var issue int64
+	if err == nil && len(pos) != 1 {
+		err = errors.New("want exactly one owner/name#N")
+	}
+	if err == nil {
+		repo, issue, err = parseClaimRef(pos[0])
+	}
+	if err != nil {
+		return usageError(err, name, exportSubcommands[1].synopsis, fs, stdout, stderr)
+	}
+	c, ok := claimsAPI(name, stderr)
+	if !ok {
+		return 2
+	}
+	c.Source = "queenctl"
+	res, err := c.ExportPush(context.Background(), repo, issue, *dryRun)
+	if err != nil {
+		var ae *apiclient.Error
+		if errors.As(err, &ae) {
+			err = errors.New(ae.Message) // the API's own words name the row and the reason
+		}
+		fmt.Fprintf(stderr, "queenctl: %s: %s#%d: %v\n", name, repo, issue, err)
+		return 1
+	}
+	what := "export push"
+	if res.DryRun {
+		what = "export dry run"
+	}
+	how := "enqueued"
+	if res.AlreadyEnqueued {
+		how = "already enqueued"
+	}
+	fmt.Fprintf(stdout, "%s#%d: %s %s at %s (task %s)\n", res.Repo, res.Issue, what, how, shortHead(res.Head), res.TaskID)
+	return 0
+}

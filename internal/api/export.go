@@ -1,0 +1,77 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+
+	"github.com/queen-app/queen-app/internal/tasks"
+)
+
+// ExportPush answers POST .../exports/{issue}/push: the export:push task
+// enqueued for the row's judged head, or the one already waiting.
+type ExportPush struct {
+	Repo            string `json:"repo"`
+	Issue           int64  `json:"issue"`
+	Head            string `json:"head"`
+	DryRun          bool   `json:"dry_run"`
+	TaskID          string `json:"task_id"`
+	AlreadyEnqueued bool   `json:"already_enqueued"`
+}
+
+// judgedHead is what the export push publishes: a full SHA-1 in lower case,
+// as the Queen records it.
+var judgedHead = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// exportPush enqueues export:push for one row now, without waiting for the
+// next export:sweep. The worker re-reads the row and applies every check.
+func (s *server) exportPush(ctx context.Context, w *responseWriter, r *request) error {
+	if _, err := query(r); err != nil {
+		return err
+	}
+	dryRun := false
+	if r.ContentLength != 0 { // the body is optional
+		obj, err := readObject(w, r)
+		if err != nil {
+			return err
+		}
+		if err := onlyFields(obj, "", "dry_run"); err != nil {
+			return err
+		}
+		if raw, ok := obj["dry_run"]; ok {
+			if err := json.Unmarshal(raw, &dryRun); err != nil || string(raw) == "null" {
+				return badField("dry_run", "must be true or false")
+			}
+		}
+	}
+	if s.enqueuer == nil {
+		return &apiError{code: http.StatusServiceUnavailable, msg: "export push not configured"}
+	}
+	rec, err := s.ledger.Get(ctx, r.repo, r.issue)
+	if err != nil {
+		return err
+	}
+	switch {
+	case rec.FinishedAt == nil || rec.ReviewWord() != "accept":
+		return &apiError{code: http.StatusConflict, msg: fmt.Sprintf(
+			"%s is not accepted (claim %s): only accepted work is pushed", rec.Key(), rec.View(s.now()).Claim)}
+	case rec.JudgedHead == nil || !judgedHead.MatchString(*rec.JudgedHead):
+		return &apiError{code: http.StatusConflict, msg: fmt.Sprintf(
+			"%s is accepted but its judged_head is not 40 lowercase hex: nothing to push", rec.Key())}
+	}
+	p := tasks.ExportPushPayload{Repo: r.repo, Issue: r.issue, Head: *rec.JudgedHead, DryRun: dryRun, Manual: true}
+	t, err := tasks.NewExportPush(p)
+	if err != nil {
+		return err
+	}
+	res, err := s.enqueuer.Enqueue(ctx, t)
+	if err != nil {
+		w.err = err
+		return &apiError{code: http.StatusServiceUnavailable, msg: "the task queue is unavailable; retry"}
+	}
+	w.json(http.StatusAccepted, ExportPush{Repo: r.repo, Issue: r.issue, Head: p.Head, DryRun: dryRun,
+		TaskID: tasks.ExportPushID(p), AlreadyEnqueued: res == tasks.AlreadyEnqueued})
+	return nil
+}
