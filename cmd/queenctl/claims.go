@@ -23,12 +23,10 @@ import (
 	"github.com/queen-app/queen-app/internal/dispatch"
 )
 
-const claimsSynopsis = "list|import|export|free|keep|delete ..."
-
 // claimsPageSize is the page list and export ask for; tests make it small.
 var claimsPageSize = api.MaxLimit
 
-var claimsSubcommands = []struct{ name, synopsis string }{
+var claimsVerbs = []verb{
 	{"list", "[--repo owner/name] [--claims-issue true|false] [--claim WORD] [--json]"},
 	{"import", "FILE.jsonl [--repo owner/name] [--source NAME]"},
 	{"export", "[--repo owner/name]"},
@@ -38,40 +36,16 @@ var claimsSubcommands = []struct{ name, synopsis string }{
 }
 
 func runClaims(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintf(stderr, "queenctl: claims: want a subcommand (usage: queenctl claims %s)\n", claimsSynopsis)
-		return 2
+	override := func(what string) func([]string, io.Writer, io.Writer) int {
+		return func(args []string, stdout, stderr io.Writer) int { return claimsOverride(what, args, stdout, stderr) }
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(stdout, "usage:")
-		for _, s := range claimsSubcommands {
-			fmt.Fprintf(stdout, "  queenctl claims %s %s\n", s.name, s.synopsis)
-		}
-		return 0
-	case "list":
-		return claimsList(args[1:], stdout, stderr)
-	case "import":
-		return claimsImport(args[1:], stdout, stderr)
-	case "export":
-		return claimsExport(args[1:], stdout, stderr)
-	case "free", "keep":
-		return claimsOverride(args[0], args[1:], stdout, stderr)
-	case "delete":
-		return claimsDelete(args[1:], stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "queenctl: claims: unknown subcommand %q (usage: queenctl claims %s)\n", args[0], claimsSynopsis)
-	return 2
+	return runGroup("claims", claimsVerbs, map[string]func([]string, io.Writer, io.Writer) int{
+		"list": claimsList, "import": claimsImport, "export": claimsExport,
+		"free": override("free"), "keep": override("keep"), "delete": claimsDelete,
+	}, "", args, stdout, stderr)
 }
 
-func claimsSynopsisOf(name string) string {
-	for _, s := range claimsSubcommands {
-		if s.name == name {
-			return s.synopsis
-		}
-	}
-	return ""
-}
+func claimsSynopsisOf(name string) string { return synopsisOf(claimsVerbs, name) }
 
 // claimsAPI is the API client from QUEEN_API_URL and QUEEN_API_TOKEN; on a
 // bad or missing value it prints one line naming the variable.
@@ -462,11 +436,8 @@ func claimsDelete(args []string, stdout, stderr io.Writer) int {
 	pos, err := parseArgs(fs, args)
 	var repo string
 	var issue int64
-	if err == nil && len(pos) != 1 {
-		err = errors.New("want exactly one owner/name#N")
-	}
 	if err == nil {
-		repo, issue, err = parseClaimRef(pos[0])
+		repo, issue, err = oneClaimRef(pos)
 	}
 	if err != nil {
 		return usageError(err, name, claimsSynopsisOf("delete"), fs, stdout, stderr)

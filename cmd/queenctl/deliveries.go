@@ -14,9 +14,7 @@ import (
 	"github.com/queen-app/queen-app/internal/githubapp"
 )
 
-const deliveriesSynopsis = "list|redeliver ..."
-
-var deliveriesSubcommands = []struct{ name, synopsis string }{
+var deliveriesVerbs = []verb{
 	{"list", "[--json]"},
 	{"redeliver", "[--dry-run]"},
 }
@@ -26,26 +24,10 @@ var deliveriesSubcommands = []struct{ name, synopsis string }{
 const deliveriesTimeout = 5 * time.Minute
 
 func runDeliveries(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintf(stderr, "queenctl: deliveries: want a subcommand (usage: queenctl deliveries %s)\n", deliveriesSynopsis)
-		return 2
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(stdout, "usage:")
-		for _, s := range deliveriesSubcommands {
-			fmt.Fprintf(stdout, "  queenctl deliveries %s %s\n", s.name, s.synopsis)
-		}
-		fmt.Fprintln(stdout, "\nBoth read the App's webhook deliveries of the last 3 days with GITHUB_APP_ID,\n"+
-			"GITHUB_APP_PRIVATE_KEY_FILE (or GITHUB_APP_PRIVATE_KEY) and GITHUB_API_URL.")
-		return 0
-	case "list":
-		return deliveriesList(args[1:], stdout, stderr)
-	case "redeliver":
-		return deliveriesRedeliver(args[1:], stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "queenctl: deliveries: unknown subcommand %q (usage: queenctl deliveries %s)\n", args[0], deliveriesSynopsis)
-	return 2
+	return runGroup("deliveries", deliveriesVerbs, map[string]func([]string, io.Writer, io.Writer) int{
+		"list": deliveriesList, "redeliver": deliveriesRedeliver,
+	}, "Both read the App's webhook deliveries of the last 3 days with GITHUB_APP_ID,\n"+
+		"GITHUB_APP_PRIVATE_KEY_FILE (or GITHUB_APP_PRIVATE_KEY) and GITHUB_API_URL.", args, stdout, stderr)
 }
 
 // deliveriesApp is the App from GITHUB_APP_ID, its key and GITHUB_API_URL;
@@ -89,7 +71,7 @@ func deliveriesList(args []string, stdout, stderr io.Writer) int {
 		err = fmt.Errorf("unexpected argument %q", pos[0])
 	}
 	if err != nil {
-		return usageError(err, name, deliveriesSubcommands[0].synopsis, fs, stdout, stderr)
+		return usageError(err, name, synopsisOf(deliveriesVerbs, "list"), fs, stdout, stderr)
 	}
 	app, ok := deliveriesApp(name, stderr)
 	if !ok {
@@ -153,7 +135,7 @@ func deliveriesRedeliver(args []string, stdout, stderr io.Writer) int {
 		err = fmt.Errorf("unexpected argument %q", pos[0])
 	}
 	if err != nil {
-		return usageError(err, name, deliveriesSubcommands[1].synopsis, fs, stdout, stderr)
+		return usageError(err, name, synopsisOf(deliveriesVerbs, "redeliver"), fs, stdout, stderr)
 	}
 	app, ok := deliveriesApp(name, stderr)
 	if !ok {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,11 +23,8 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	pos, err := parseArgs(fs, args)
 	var repo string
 	var issue int64
-	if err == nil && len(pos) != 1 {
-		err = errors.New("want exactly one owner/name#N")
-	}
 	if err == nil {
-		repo, issue, err = parseClaimRef(pos[0])
+		repo, issue, err = oneClaimRef(pos)
 	}
 	if err != nil {
 		return usageError(err, "explain", explainSynopsis, fs, stdout, stderr)

@@ -15,32 +15,15 @@ import (
 	"github.com/queen-app/queen-app/internal/dispatch"
 )
 
-const exportSynopsis = "status|push ..."
-
-var exportSubcommands = []struct{ name, synopsis string }{
+var exportVerbs = []verb{
 	{"status", "[--repo owner/name] [--json]"},
 	{"push", "owner/name#N [--dry-run]"},
 }
 
 func runExport(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintf(stderr, "queenctl: export: want a subcommand (usage: queenctl export %s)\n", exportSynopsis)
-		return 2
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(stdout, "usage:")
-		for _, s := range exportSubcommands {
-			fmt.Fprintf(stdout, "  queenctl export %s %s\n", s.name, s.synopsis)
-		}
-		return 0
-	case "status":
-		return exportStatus(args[1:], stdout, stderr)
-	case "push":
-		return exportPush(args[1:], stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "queenctl: export: unknown subcommand %q (usage: queenctl export %s)\n", args[0], exportSynopsis)
-	return 2
+	return runGroup("export", exportVerbs, map[string]func([]string, io.Writer, io.Writer) int{
+		"status": exportStatus, "push": exportPush,
+	}, "", args, stdout, stderr)
 }
 
 // exportRow is one row of export status --json.
@@ -68,7 +51,7 @@ func exportStatus(args []string, stdout, stderr io.Writer) int {
 		err = fmt.Errorf("--repo %q is not owner/name", *repo)
 	}
 	if err != nil {
-		return usageError(err, name, exportSubcommands[0].synopsis, fs, stdout, stderr)
+		return usageError(err, name, synopsisOf(exportVerbs, "status"), fs, stdout, stderr)
 	}
 	c, ok := claimsAPI(name, stderr)
 	if !ok {
@@ -160,14 +143,11 @@ func exportPush(args []string, stdout, stderr io.Writer) int {
 	pos, err := parseArgs(fs, args)
 	var repo string
 	var issue int64
-	if err == nil && len(pos) != 1 {
-		err = errors.New("want exactly one owner/name#N")
-	}
 	if err == nil {
-		repo, issue, err = parseClaimRef(pos[0])
+		repo, issue, err = oneClaimRef(pos)
 	}
 	if err != nil {
-		return usageError(err, name, exportSubcommands[1].synopsis, fs, stdout, stderr)
+		return usageError(err, name, synopsisOf(exportVerbs, "push"), fs, stdout, stderr)
 	}
 	c, ok := claimsAPI(name, stderr)
 	if !ok {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 )
 
 // command is one subcommand: run gets the arguments after its name and
@@ -93,4 +94,55 @@ func usageError(err error, name, synopsis string, fs *flag.FlagSet, stdout, stde
 	}
 	fmt.Fprintf(stderr, "queenctl: %s: %v (usage: queenctl %s %s)\n", name, err, name, synopsis)
 	return 2
+}
+
+// verb is one subcommand of a command group (claims, export, deliveries).
+type verb struct{ name, synopsis string }
+
+func synopsisOf(verbs []verb, name string) string {
+	for _, v := range verbs {
+		if v.name == name {
+			return v.synopsis
+		}
+	}
+	return ""
+}
+
+// runGroup runs the verb args[0] of group from runs; -h lists the verbs
+// with their synopses, then note.
+func runGroup(group string, verbs []verb, runs map[string]func([]string, io.Writer, io.Writer) int, note string,
+	args []string, stdout, stderr io.Writer) int {
+	names := make([]string, len(verbs))
+	for i, v := range verbs {
+		names[i] = v.name
+	}
+	synopsis := strings.Join(names, "|") + " ..."
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "queenctl: %s: want a subcommand (usage: queenctl %s %s)\n", group, group, synopsis)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, "usage:")
+		for _, v := range verbs {
+			fmt.Fprintf(stdout, "  queenctl %s %s %s\n", group, v.name, v.synopsis)
+		}
+		if note != "" {
+			fmt.Fprintln(stdout, "\n"+note)
+		}
+		return 0
+	}
+	if run, ok := runs[args[0]]; ok {
+		return run(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "queenctl: %s: unknown subcommand %q (usage: queenctl %s %s)\n", group, args[0], group, synopsis)
+	return 2
+}
+
+// oneClaimRef reads the one owner/name#N a command takes.
+func oneClaimRef(pos []string) (repo string, issue int64, err error) {
+	if len(pos) != 1 {
+		return "", 0, errors.New("want exactly one owner/name#N")
+	}
+	return parseClaimRef(pos[0])
 }
