@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -127,7 +126,7 @@ func (x *exStack) gitFront() string {
 	from, to := "/"+repo+".git/", "/"+x.remote.Repo+".git/"
 	srv := exServer(x.t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, tok, ok := r.BasicAuth()
-		if !ok || !x.liveToken(tok) {
+		if !ok || !x.gh.LiveToken(tok) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
 			http.Error(w, "installation token required", http.StatusUnauthorized)
 			return
@@ -140,19 +139,6 @@ func (x *exStack) gitFront() string {
 		proxy.ServeHTTP(w, r)
 	}))
 	return srv.URL + "/"
-}
-
-// liveToken asks the fake GitHub whether tok is a live installation token.
-func (x *exStack) liveToken(tok string) bool {
-	req, _ := http.NewRequest(http.MethodGet, x.gh.URL()+"installation/repositories", nil)
-	req.Header.Set("Authorization", "token "+tok)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode == http.StatusOK
 }
 
 // githubFront is the fake GitHub with the remote's branches copied in

@@ -275,9 +275,7 @@ func TestHeldPathsComeFromLiveHoldingRows(t *testing.T) {
 		t.Fatalf("held paths:\n got %+v\nwant %+v", got, want)
 	}
 	// 31 minutes on, the wait row's 30-minute hold has run out.
-	e.clock.mu.Lock()
-	e.clock.t = t0.Add(31 * time.Minute)
-	e.clock.mu.Unlock()
+	e.clock.Set(t0.Add(31 * time.Minute))
 	if got := read(); !reflect.DeepEqual(got, want[:4]) {
 		t.Fatalf("held paths at 20:31:\n got %+v\nwant %+v", got, want[:4])
 	}

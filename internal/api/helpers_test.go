@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,48 +20,21 @@ import (
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/tasks"
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 const token = "tok-3f9a1c0e77d2"
 
 var t0 = time.Date(2026, 10, 10, 20, 0, 0, 0, time.UTC)
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
 type env struct {
 	url    string
 	redis  *redistest.Server
 	insp   *asynq.Inspector // set with envOpts.enqueue
 	ledger *ledger.Ledger
-	clock  *clock
+	clock  *testkit.Clock
 	reg    *prometheus.Registry
-	logs   *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs   *testkit.Buffer
 }
 
 type envOpts struct {
@@ -74,9 +46,9 @@ type envOpts struct {
 func newEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
 	srv := redistest.Start(t)
-	c := &clock{t: t0}
+	c := testkit.NewClock(t0)
 	o.ledger.Now = c.Now
-	e := &env{redis: srv, ledger: ledger.New(srv.Client(), o.ledger), clock: c, reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	e := &env{redis: srv, ledger: ledger.New(srv.Client(), o.ledger), clock: c, reg: prometheus.NewRegistry(), logs: &testkit.Buffer{}}
 	cfg := api.Config{
 		Ledger: e.ledger, Token: token, ReviewFirst: o.reviewFirst, Now: c.Now,
 		Logger:     slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

@@ -386,6 +386,15 @@ func (s *Server) Count(route string) int {
 	return s.counts[route]
 }
 
+// LiveToken reports whether tok is an installation token this server
+// minted and that has not expired, as GitHub's git front would check.
+func (s *Server) LiveToken(tok string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tokens[tok]
+	return ok && time.Now().Before(t.expires)
+}
+
 // Mints is the number of installation tokens minted.
 func (s *Server) Mints() int {
 	s.mu.Lock()

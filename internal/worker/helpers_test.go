@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -32,6 +31,7 @@ import (
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/retry"
 	"github.com/queen-app/queen-app/internal/tasks"
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 // The repository gittest serves, installed as installation instID.
@@ -61,7 +61,7 @@ type env struct {
 	reg    *installs.Registry
 	m      *metrics.Worker
 	w      *Worker
-	logs   *syncBuffer
+	logs   *testkit.Buffer
 
 	client *asynq.Client
 	insp   *asynq.Inspector
@@ -78,7 +78,7 @@ type env struct {
 
 func newEnv(t *testing.T, o options) *env {
 	t.Helper()
-	e := &env{t: t, ctx: context.Background(), logs: &syncBuffer{}}
+	e := &env{t: t, ctx: context.Background(), logs: &testkit.Buffer{}}
 	e.redis = redistest.Start(t)
 	e.rdb = e.redis.Client()
 	e.gh = githubtest.New(t)
@@ -142,7 +142,7 @@ func (e *env) setupExport(dryRun bool) *Export {
 	gitProxy := httputil.NewSingleHostReverseProxy(mustURL(t, e.remote.URL))
 	gitFront := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, tok, ok := r.BasicAuth()
-		if !ok || !e.liveToken(tok) {
+		if !ok || !e.gh.LiveToken(tok) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
 			http.Error(w, "installation token required", http.StatusUnauthorized)
 			return
@@ -174,19 +174,6 @@ func (e *env) setupExport(dryRun bool) *Export {
 
 // pushes counts the pushes the worker made to the remote.
 func (e *env) pushes() int { return e.remote.Pushes() - e.pushes0 }
-
-// liveToken asks the fake GitHub whether tok is a live installation token.
-func (e *env) liveToken(tok string) bool {
-	req, _ := http.NewRequest(http.MethodGet, e.gh.URL()+"installation/repositories", nil)
-	req.Header.Set("Authorization", "token "+tok)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode == http.StatusOK
-}
 
 func (e *env) setBefore(fn func(r *http.Request)) {
 	e.mu.Lock()
@@ -337,23 +324,6 @@ func (e *env) archived() []*asynq.TaskInfo {
 
 func isWait(err error) bool {
 	return err != nil && !retry.IsFailure(err)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // value reads a counter or gauge.

@@ -19,6 +19,7 @@ import (
 	"github.com/queen-app/queen-app/internal/installs"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redistest"
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 // Run wires everything: at start the scheduler enqueues the sweeps, the
@@ -80,7 +81,7 @@ func TestRunServesTheWholeWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts.Listener = ln
-	logs := &syncBuffer{}
+	logs := &testkit.Buffer{}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- Run(runCtx, cfg, slog.New(slog.NewJSONHandler(logs, nil)), opts) }()
