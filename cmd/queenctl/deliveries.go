@@ -46,8 +46,28 @@ func deliveriesApp(name string, stderr io.Writer) (*githubapp.App, bool) {
 }
 
 // recentDeliveries reads the attempts of the last RedeliverWindow, newest first.
-func recentDeliveries(ctx context.Context, app *githubapp.App, now time.Time) ([]githubapp.Delivery, error) {
-	return app.ListDeliveries(ctx, now.Add(-githubapp.RedeliverWindow))
+// readDeliveries parses a deliveries verb's flags (it takes no arguments),
+// builds the App from the environment and reads the deliveries of the last
+// 3 days. A code of 0 or more means the verb ends with that exit status.
+func readDeliveries(ctx context.Context, name, verb string, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (
+	app *githubapp.App, ds []githubapp.Delivery, now time.Time, code int) {
+	pos, err := parseArgs(fs, args)
+	if err == nil && len(pos) != 0 {
+		err = fmt.Errorf("unexpected argument %q", pos[0])
+	}
+	if err != nil {
+		return nil, nil, now, usageError(err, name, synopsisOf(deliveriesVerbs, verb), fs, stdout, stderr)
+	}
+	app, ok := deliveriesApp(name, stderr)
+	if !ok {
+		return nil, nil, now, 2
+	}
+	now = time.Now()
+	if ds, err = app.ListDeliveries(ctx, now.Add(-githubapp.RedeliverWindow)); err != nil {
+		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+		return nil, nil, now, 1
+	}
+	return app, ds, now, -1
 }
 
 // deliveryJSON is one attempt in deliveries list --json.
@@ -66,24 +86,11 @@ func deliveriesList(args []string, stdout, stderr io.Writer) int {
 	const name = "deliveries list"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, `print {"deliveries": [...]} instead of the table`)
-	pos, err := parseArgs(fs, args)
-	if err == nil && len(pos) != 0 {
-		err = fmt.Errorf("unexpected argument %q", pos[0])
-	}
-	if err != nil {
-		return usageError(err, name, synopsisOf(deliveriesVerbs, "list"), fs, stdout, stderr)
-	}
-	app, ok := deliveriesApp(name, stderr)
-	if !ok {
-		return 2
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), deliveriesTimeout)
 	defer cancel()
-	now := time.Now()
-	ds, err := recentDeliveries(ctx, app, now)
-	if err != nil {
-		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
-		return 1
+	_, ds, now, code := readDeliveries(ctx, name, "list", fs, args, stdout, stderr)
+	if code >= 0 {
+		return code
 	}
 	if *asJSON {
 		out := make([]deliveryJSON, 0, len(ds))
@@ -130,24 +137,11 @@ func deliveriesRedeliver(args []string, stdout, stderr io.Writer) int {
 	const name = "deliveries redeliver"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	dryRun := fs.Bool("dry-run", false, "print what would be redelivered and redeliver nothing")
-	pos, err := parseArgs(fs, args)
-	if err == nil && len(pos) != 0 {
-		err = fmt.Errorf("unexpected argument %q", pos[0])
-	}
-	if err != nil {
-		return usageError(err, name, synopsisOf(deliveriesVerbs, "redeliver"), fs, stdout, stderr)
-	}
-	app, ok := deliveriesApp(name, stderr)
-	if !ok {
-		return 2
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), deliveriesTimeout)
 	defer cancel()
-	now := time.Now()
-	ds, err := recentDeliveries(ctx, app, now)
-	if err != nil {
-		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
-		return 1
+	app, ds, now, code := readDeliveries(ctx, name, "redeliver", fs, args, stdout, stderr)
+	if code >= 0 {
+		return code
 	}
 	byID := make(map[int64]githubapp.Delivery, len(ds))
 	for _, d := range ds {
