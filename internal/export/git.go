@@ -80,7 +80,7 @@ func (g *Git) open(ctx context.Context, name, token string) (*repo, func(), erro
 	r := &repo{
 		g: g, dir: dir, url: g.RemoteURL(name), token: token,
 		header: "Basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token)),
-		ns:     "refs/queen-import/" + hex.EncodeToString(id[:]) + "/",
+		ns:     importNS + hex.EncodeToString(id[:]) + "/",
 	}
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -92,18 +92,24 @@ func (g *Git) open(ctx context.Context, name, token string) (*repo, func(), erro
 			return nil, nil, err
 		}
 	}
+	// Under the lock no other task of this process holds private refs here,
+	// so any left are a killed process's: clear them.
+	r.deleteRefs(ctx, importNS)
 	release := func() {
 		// A fresh context: a cancelled task still leaves no private ref behind.
 		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		r.deleteRefs(cctx)
+		r.deleteRefs(cctx, r.ns)
 		unlock()
 	}
 	return r, release, nil
 }
 
-func (r *repo) deleteRefs(ctx context.Context) {
-	out, err := r.git(ctx, false, "for-each-ref", "--format=delete %(refname)", r.ns)
+// importNS holds every task's private refs.
+const importNS = "refs/queen-import/"
+
+func (r *repo) deleteRefs(ctx context.Context, prefix string) {
+	out, err := r.git(ctx, false, "for-each-ref", "--format=delete %(refname)", prefix)
 	if err != nil || strings.TrimSpace(out) == "" {
 		return
 	}

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -478,4 +481,31 @@ func TestAJobNamingNoRepositoryIsAnError(t *testing.T) {
 		}
 	}
 	_ = http.StatusOK
+}
+
+// A worker killed mid-push leaves its private refs in the cache; the next
+// task on that repository clears them.
+func TestAKilledTasksPrivateRefsAreClearedByTheNext(t *testing.T) {
+	e := newEnv(t)
+	head := e.branch(t, 6, map[string]string{"a/one.txt": "1\n"})
+	if _, err := e.pub.Push(context.Background(), e.job(6, head)); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(e.cache, filepath.FromSlash(e.remote.Repo)+".git")
+	stale := "refs/queen-import/0123456789abcdef/queen-6"
+	cmd := exec.Command("git", "--git-dir="+dir, "update-ref", stale, head)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("plant a stale ref: %v: %s", err, out)
+	}
+	if refs := e.importRefs(t); !strings.Contains(refs, stale) {
+		t.Fatalf("the stale ref was not planted: %q", refs)
+	}
+	next := e.branch(t, 7, map[string]string{"b/two.txt": "2\n"})
+	if _, err := e.pub.Push(context.Background(), e.job(7, next)); err != nil {
+		t.Fatal(err)
+	}
+	if refs := e.importRefs(t); refs != "" {
+		t.Fatalf("private refs left after the next task: %s", refs)
+	}
 }
