@@ -81,11 +81,12 @@ func (a *App) ListBranchPRs(ctx context.Context, installationID int64, owner, re
 // PRsForBranch reads the PR state of branch: counts of open, merged and
 // closed-unmerged PRs of the base repository, and their numbers.
 func (a *App) PRsForBranch(ctx context.Context, installationID int64, owner, repo, branch string) (dispatch.PRState, error) {
+	sent := time.Now().UTC() // a read is as old as its request
 	prs, err := a.ListBranchPRs(ctx, installationID, owner, repo, branch)
 	if err != nil {
 		return dispatch.PRState{}, err
 	}
-	return Summarize(prs, time.Now().UTC()), nil
+	return Summarize(prs, sent), nil
 }
 
 // Summarize counts prs into a read PRState.
@@ -198,6 +199,7 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	sent := time.Now().UTC() // a read is as old as its request
 	resp, err := in.http.Do(req)
 	if err != nil {
 		all(err)
@@ -246,7 +248,6 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 		return
 	}
 	full := owner + "/" + repo
-	now := time.Now().UTC()
 	for i, b := range chunk {
 		if ge := aliasErr[i]; ge != nil {
 			out[b] = BatchResult{Err: fail(op+" "+b, ge)}
@@ -273,6 +274,6 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 			}
 			prs = append(prs, PR{Number: n.Number, State: state, Merged: n.MergedAt != nil || n.State == "MERGED", HeadRepo: n.HeadRepository.NameWithOwner})
 		}
-		out[b] = BatchResult{State: Summarize(prs, now)}
+		out[b] = BatchResult{State: Summarize(prs, sent)}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/redistest"
@@ -487,5 +488,35 @@ func TestRetriedWriteAppliesOnce(t *testing.T) {
 	}
 	if a, err := f.l.Audit(f.ctx, 10); err != nil || len(a) != 1 {
 		t.Fatalf("audit after a retried write: %d entries, %v", len(a), err)
+	}
+}
+
+// A sweep's batch read can land after a webhook's newer read of a reopened
+// PR: the older read must not free the claim the newer one keeps.
+func TestAnOlderReadLandingLateDecidesNothing(t *testing.T) {
+	f := newFixture(t, Options{FreeClosedPR: true})
+	f.upsert(t, repo, 12, accepted)
+	at := func(m int) *time.Time { x := t0.Add(time.Duration(m) * time.Minute); return &x }
+	newer := prs(1, 0, 0)
+	newer.ReadAt = at(3)
+	if _, err := f.l.RecordPRs(f.ctx, repo, 12, newer, "webhook"); err != nil {
+		t.Fatal(err)
+	}
+	before := f.get(t, repo, 12)
+	older := prs(0, 0, 1)
+	older.ReadAt = at(2)
+	res, err := f.l.RecordPRs(f.ctx, repo, 12, older, "sweep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := f.get(t, repo, 12)
+	if res.Outcome != OutcomeStaleRead || res.Wrote() || after.Freed != nil || after.Version != before.Version || after.PRs.Open != 1 {
+		t.Fatalf("older read: outcome %q wrote %t freed %+v prs %+v", res.Outcome, res.Wrote(), after.Freed, after.PRs)
+	}
+	// A read sent after the recorded one still decides.
+	later := prs(0, 0, 1)
+	later.ReadAt = at(4)
+	if res, err := f.l.RecordPRs(f.ctx, repo, 12, later, "sweep"); err != nil || f.get(t, repo, 12).Freed == nil {
+		t.Fatalf("newer closed read: %+v %v; want freed", res.Outcome, err)
 	}
 }

@@ -54,8 +54,8 @@ func sameTime(a, b *time.Time) bool {
 // RecordPRs records what a read of the row's branch found and applies
 // accept_claim in the same write: a free (FreeClosedPR on) or a would_free,
 // or, on a row freed by accept_claim whose PRs now show open or merged
-// work, an unfree. A read that failed (prs.Read false) writes and decides
-// nothing. A state equal to the stored one (read_at aside) writes nothing.
+// work, an unfree. A read that failed (prs.Read false), or one sent before
+// the recorded read, writes and decides nothing. A state equal to the stored one (read_at aside) writes nothing.
 func (l *Ledger) RecordPRs(ctx context.Context, repo string, issue int64, prs dispatch.PRState, delivery string) (Result, error) {
 	return l.update(ctx, "record prs", repo, issue, updateOpts{expect: -1}, func(rec *Record, now time.Time) (Change, error) {
 		if !prs.Read {
@@ -66,6 +66,11 @@ func (l *Ledger) RecordPRs(ctx context.Context, repo string, issue int64, prs di
 		if p.ReadAt == nil {
 			t := now
 			p.ReadAt = &t
+		}
+		// A slow read (a sweep's batch, say) can land after a newer one: it
+		// must not undo what the newer read recorded, least of all by a free.
+		if rec.PRs != nil && rec.PRs.ReadAt != nil && p.ReadAt.Before(*rec.PRs.ReadAt) {
+			return Change{None: true, Note: OutcomeStaleRead}, nil
 		}
 		if rec.PRs != nil && samePRs(*rec.PRs, p) {
 			p.ReadAt = rec.PRs.ReadAt

@@ -42,7 +42,8 @@ const (
 	OutcomeUnchanged   = "unchanged"    // nothing to write
 	OutcomeAlreadyFree = "already free" // freeing a freed row
 	OutcomeAlreadyKept = "already kept"
-	OutcomeUnread      = "unread" // a failed PR read decides nothing
+	OutcomeUnread      = "unread"     // a failed PR read decides nothing
+	OutcomeStaleRead   = "stale read" // a read older than the recorded one decides nothing
 )
 
 // Change is what a transition did to a row, for the audit. A Change with

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -47,6 +48,9 @@ func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
 
 	owner, name := splitRepo(p.Repo)
 	branch := rec.BranchName()
+	// A read is as old as its request, on the clock githubapp stamps batch
+	// reads with: a slower, older read must not win.
+	sent := time.Now().UTC()
 	prs, err := w.d.GitHub.ListBranchPRs(ctx, inst, owner, name, branch)
 	if err != nil {
 		err = w.githubFailure(err)
@@ -61,10 +65,17 @@ func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
 			log.Info("pull request state not settled yet: read again", "pr", p.PRNumber, "listed", stale)
 			return fmt.Errorf("%s#%d: pull request #%d still listed %s after its %s event", p.Repo, p.Issue, p.PRNumber, stale, p.Action)
 		}
-		log.Warn("pull request state still differs from the event: recording what GitHub lists", "pr", p.PRNumber, "listed", stale)
+		if stale != "open" {
+			// GitHub still denies the merge or the reopen the event reported.
+			// Recording it would free a claim on a read that contradicts the
+			// event: decide nothing and leave it to the sweep's fresh read.
+			log.Warn("pull request state still contradicts the event: nothing decided", "pr", p.PRNumber, "listed", stale)
+			return nil
+		}
+		log.Warn("pull request still listed open after its close: recording what GitHub lists", "pr", p.PRNumber)
 	}
 
-	state := githubapp.Summarize(prs, w.now().UTC())
+	state := githubapp.Summarize(prs, sent)
 	res, err := w.d.Ledger.RecordPRs(ctx, p.Repo, p.Issue, state, p.Delivery)
 	if errors.Is(err, ledger.ErrNotFound) {
 		log.Info("reevaluate skipped: ledger row deleted")

@@ -246,6 +246,40 @@ func TestReevaluateStillOpenAfterCloseIsRetried(t *testing.T) {
 	})
 }
 
+// GitHub still denying a merge or a reopen that the event reported is a
+// read that contradicts the event: after the retries nothing is decided,
+// least of all a free.
+func TestReevaluateReadContradictingTheEventDecidesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		action string
+		merged bool
+	}{{"closed", true}, {"reopened", false}} {
+		t.Run(tc.action, func(t *testing.T) {
+			e := newEnv(t, options{freeClosedPR: true})
+			e.row(5, "accept", nil)
+			pr := e.pr(5, "closed", false) // listed closed and unmerged throughout
+			e.serve(10 * time.Millisecond)
+			task, err := tasks.NewReevaluate(tasks.ReevaluatePayload{Repo: repo, Issue: 5, Delivery: "d-1",
+				Event: "pull_request", Action: tc.action, InstallationID: instID, PRNumber: pr, Merged: tc.merged}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.client.Enqueue(task); err != nil {
+				t.Fatal(err)
+			}
+			id, _ := tasks.TaskID(task)
+			e.eventually("the reevaluation to complete", func() bool { return completed(e, id) })
+			rec := e.get(5)
+			if rec.Freed != nil || rec.WouldFree != nil || rec.PRs != nil {
+				t.Fatalf("a read contradicting the %s event decided: prs %+v freed %+v", tc.action, rec.PRs, rec.Freed)
+			}
+			if n := e.gh.Count(githubtest.RouteListPulls); n != 1+DefaultCloseRetries {
+				t.Fatalf("list reads = %d, want %d", n, 1+DefaultCloseRetries)
+			}
+		})
+	}
+}
+
 func completed(e *env, id string) bool {
 	info, err := e.insp.GetTaskInfo(tasks.Queue, id)
 	if err != nil {
