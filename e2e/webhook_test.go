@@ -76,11 +76,13 @@ func (s *stack) queued() []*asynq.TaskInfo {
 func TestWebhookBinaryRefusesBadConfigInOneLine(t *testing.T) {
 	s := newStack(t, nil)
 	cases := map[string]string{
-		"GITHUB_WEBHOOK_SECRET": "",
-		"QUEEN_REDIS_URL":       "",
-		"QUEEN_API_TOKEN":       "",
-		"QUEEN_FREE_CLOSED_PR":  "maybe",
-		"GITHUB_APP_ID":         "x",
+		"GITHUB_WEBHOOK_SECRET":  "",
+		"QUEEN_REDIS_URL":        "",
+		"QUEEN_API_TOKEN":        "",
+		"QUEEN_FREE_CLOSED_PR":   "maybe",
+		"GITHUB_APP_ID":          "x",
+		"GITHUB_APP_PRIVATE_KEY": "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n",
+		"QUEEN_LISTEN":           ":abc",
 	}
 	for variable, value := range cases {
 		env := map[string]string{}

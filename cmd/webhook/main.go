@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -24,6 +25,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := webhookserver.Run(ctx, cfg, log, webhookserver.Listeners{}); err != nil {
+		var bad *config.Error
+		if errors.As(err, &bad) {
+			fmt.Fprintf(os.Stderr, "webhook: %v\n", bad)
+			os.Exit(2)
+		}
 		log.Error("webhook stopped", "err", err)
 		os.Exit(1)
 	}

@@ -4,7 +4,11 @@
 package config
 
 import (
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -77,8 +81,8 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		RedisURL:            r.str("QUEEN_REDIS_URL", ""),
 		APIURL:              r.url("GITHUB_API_URL", "https://api.github.com/"),
 		GitURL:              r.url("GITHUB_GIT_URL", "https://github.com/"),
-		Listen:              r.str("QUEEN_LISTEN", ":8080"),
-		APIListen:           r.str("QUEEN_API_LISTEN", ":8081"),
+		Listen:              r.listen("QUEEN_LISTEN", ":8080"),
+		APIListen:           r.listen("QUEEN_API_LISTEN", ":8081"),
 		APIToken:            r.str("QUEEN_API_TOKEN", ""),
 		QueenAPI:            r.url("QUEEN_API_URL", "http://127.0.0.1:8081"),
 		WebhookSecret:       r.str("GITHUB_WEBHOOK_SECRET", ""),
@@ -197,6 +201,22 @@ func (r *reader) url(name, def string) string {
 		r.fail(name, "must be an http:// or https:// URL")
 		return ""
 	}
+	if u.User != nil {
+		// Credentials in a URL end up in argv and error text; tokens have
+		// their own variables.
+		r.fail(name, "must not carry credentials (user:password@)")
+		return ""
+	}
+	return v
+}
+
+func (r *reader) listen(name, def string) string {
+	v := r.str(name, def)
+	_, port, err := net.SplitHostPort(v)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+		r.fail(name, "must be host:port or :port")
+		return ""
+	}
 	return v
 }
 
@@ -247,7 +267,9 @@ func (r *reader) app(c *Config) error {
 		return &Error{"GITHUB_APP_ID", "must be a positive whole number"}
 	}
 	c.AppID = n
+	keyVar := "GITHUB_APP_PRIVATE_KEY_FILE"
 	if pem := r.getenv("GITHUB_APP_PRIVATE_KEY"); strings.TrimSpace(pem) != "" {
+		keyVar = "GITHUB_APP_PRIVATE_KEY"
 		c.PrivateKey = []byte(pem)
 	} else if path := r.str("GITHUB_APP_PRIVATE_KEY_FILE", ""); path != "" {
 		b, err := os.ReadFile(path)
@@ -258,10 +280,25 @@ func (r *reader) app(c *Config) error {
 	} else {
 		return &Error{"GITHUB_APP_PRIVATE_KEY_FILE", "is required (or GITHUB_APP_PRIVATE_KEY with the PEM)"}
 	}
-	if !strings.Contains(string(c.PrivateKey), "-----BEGIN") {
-		return &Error{"GITHUB_APP_PRIVATE_KEY_FILE", "is not a PEM private key"}
+	if !isRSAKey(c.PrivateKey) {
+		return &Error{keyVar, "is not a PEM-encoded RSA private key"}
 	}
 	return nil
+}
+
+// isRSAKey reports whether b is a PEM RSA private key (PKCS#1 or PKCS#8), as
+// GitHub issues them.
+func isRSAKey(b []byte) bool {
+	block, _ := pem.Decode(b)
+	if block == nil {
+		return false
+	}
+	if _, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
+		return true
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	_, ok := k.(*rsa.PrivateKey)
+	return err == nil && ok
 }
 
 // pathError keeps the reason of a file error without repeating the path

@@ -1,6 +1,10 @@
 package config
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,7 +12,17 @@ import (
 	"time"
 )
 
-const pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n"
+// keyPEM is a real RSA key: config parses the key it is given.
+var keyPEM = func() string {
+	k, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		panic(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
+}()
+
+// keyBody is a piece of the key's base64 body, to look for in errors.
+var keyBody = strings.Split(keyPEM, "\n")[2]
 
 func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
@@ -18,7 +32,7 @@ func base() map[string]string {
 	return map[string]string{
 		"QUEEN_REDIS_URL":        "redis://127.0.0.1:6379/0",
 		"GITHUB_APP_ID":          "42",
-		"GITHUB_APP_PRIVATE_KEY": pem,
+		"GITHUB_APP_PRIVATE_KEY": keyPEM,
 		"GITHUB_WEBHOOK_SECRET":  "s3cret-value",
 		"QUEEN_API_TOKEN":        "api-token-value",
 	}
@@ -51,7 +65,12 @@ func TestEachBadValueNamesItsVariable(t *testing.T) {
 		{Webhook, nil, []string{"GITHUB_APP_ID"}, "GITHUB_APP_ID"},
 		{Webhook, map[string]string{"GITHUB_APP_ID": "abc"}, nil, "GITHUB_APP_ID"},
 		{Webhook, nil, []string{"GITHUB_APP_PRIVATE_KEY"}, "GITHUB_APP_PRIVATE_KEY_FILE"},
-		{Webhook, map[string]string{"GITHUB_APP_PRIVATE_KEY": "not a key"}, nil, "GITHUB_APP_PRIVATE_KEY_FILE"},
+		{Webhook, map[string]string{"GITHUB_APP_PRIVATE_KEY": "not a key"}, nil, "GITHUB_APP_PRIVATE_KEY"},
+		{Webhook, map[string]string{"GITHUB_APP_PRIVATE_KEY": "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n"}, nil, "GITHUB_APP_PRIVATE_KEY"},
+		{Webhook, map[string]string{"GITHUB_API_URL": "https://user:pass@ghe.example/api/v3/"}, nil, "GITHUB_API_URL"},
+		{Worker, map[string]string{"GITHUB_GIT_URL": "https://x-access-token:t@github.com/"}, nil, "GITHUB_GIT_URL"},
+		{Webhook, map[string]string{"QUEEN_LISTEN": ":abc"}, nil, "QUEEN_LISTEN"},
+		{Webhook, map[string]string{"QUEEN_API_LISTEN": "8081"}, nil, "QUEEN_API_LISTEN"},
 		{Webhook, nil, []string{"GITHUB_WEBHOOK_SECRET"}, "GITHUB_WEBHOOK_SECRET"},
 		{Webhook, map[string]string{"GITHUB_WEBHOOK_SECRET": "   "}, nil, "GITHUB_WEBHOOK_SECRET"},
 		{Webhook, nil, []string{"QUEEN_API_TOKEN"}, "QUEEN_API_TOKEN"},
@@ -82,7 +101,7 @@ func TestEachBadValueNamesItsVariable(t *testing.T) {
 		if !strings.HasPrefix(msg, tc.variable+":") || strings.Contains(msg, "\n") {
 			t.Errorf("%v %v: error %q, want one line starting with %s", tc.set, tc.unset, msg, tc.variable)
 		}
-		for _, secret := range []string{"s3cret-value", "api-token-value", "MIIB"} {
+		for _, secret := range []string{"s3cret-value", "api-token-value", keyBody} {
 			if strings.Contains(msg, secret) {
 				t.Errorf("error %q leaks a secret", msg)
 			}
@@ -101,7 +120,7 @@ func TestWorkerNeedsNoSecretOrAPIToken(t *testing.T) {
 
 func TestFlagsAndKeyFile(t *testing.T) {
 	key := filepath.Join(t.TempDir(), "app.pem")
-	if err := os.WriteFile(key, []byte(pem), 0o600); err != nil {
+	if err := os.WriteFile(key, []byte(keyPEM), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	m := base()
@@ -114,7 +133,7 @@ func TestFlagsAndKeyFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.FreeClosedPR || !c.ReleaseDeadClaims || !c.ReviewFirst || string(c.PrivateKey) != pem {
+	if !c.FreeClosedPR || !c.ReleaseDeadClaims || !c.ReviewFirst || string(c.PrivateKey) != keyPEM {
 		t.Fatalf("flags or key not read: %+v", c)
 	}
 	m["GITHUB_APP_PRIVATE_KEY_FILE"] = filepath.Join(t.TempDir(), "missing.pem")

@@ -6,10 +6,10 @@ package webhookserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -36,7 +36,7 @@ type Listeners struct {
 func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners) error {
 	opt, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
-		return fmt.Errorf("QUEEN_REDIS_URL: %v", err)
+		return &config.Error{Var: "QUEEN_REDIS_URL", Problem: err.Error()}
 	}
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
@@ -50,7 +50,12 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 		return err
 	}
 	registry := installs.New(rdb)
-	go syncInstallations(ctx, gh, registry, log)
+	// Stopped, and waited for, before Redis is closed.
+	ctx, cancel := context.WithCancel(ctx)
+	var syncing sync.WaitGroup
+	syncing.Add(1)
+	go func() { defer syncing.Done(); syncInstallations(ctx, gh, registry, log) }()
+	defer func() { cancel(); syncing.Wait() }()
 
 	client := asynq.NewClientFromRedisClient(rdb)
 	insp := asynq.NewInspectorFromRedisClient(rdb)
@@ -84,8 +89,6 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	apiMux.Handle("/v1/", claims)
 
 	// Either server failing stops both.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	errc := make(chan error, 2)
 	run := func(addr string, ln net.Listener, h http.Handler) {
 		srv := serve.NewServer(addr, h, log)

@@ -94,10 +94,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 		AppID: cfg.AppID, PrivateKey: cfg.PrivateKey, APIURL: cfg.APIURL, GraphQLURL: cfg.GraphQLURL, Metrics: ghm,
 	})
 	if err != nil {
-		if strings.Contains(err.Error(), "PrivateKey") {
-			return &config.Error{Var: "GITHUB_APP_PRIVATE_KEY_FILE", Problem: "is not a PEM-encoded RSA private key"}
-		}
-		return err
+		return err // config.Load has parsed the key already
 	}
 	client := asynq.NewClientFromRedisClient(rdb)
 	defer client.Close()
