@@ -23,7 +23,7 @@ const (
 	DefaultRetries       = 2
 	DefaultBackoff       = time.Second
 	DefaultMaxBackoff    = 15 * time.Second
-	DefaultMaxBody       = 512 << 20
+	DefaultMaxBody       = 128 << 20
 )
 
 // Client reads the export API: GET {base} (the listing) and GET {base}/{issue}

@@ -1,6 +1,8 @@
 package githubapp
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -72,6 +74,9 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set("User-Agent", w.userAgent)
 	}
 	resp, err := w.next.RoundTrip(req)
+	if err == nil {
+		resp.Body = &capped{r: resp.Body, left: MaxResponseBytes}
+	}
 	if w.metrics == nil {
 		return resp, err
 	}
@@ -91,3 +96,30 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return resp, err
 }
+
+// MaxResponseBytes bounds what is read of one GitHub response: a page of 100
+// pull requests is well under 1 MiB, a GraphQL batch a few.
+const MaxResponseBytes = 32 << 20
+
+// errTooLarge ends a response read past MaxResponseBytes.
+var errTooLarge = fmt.Errorf("github response larger than %d bytes", MaxResponseBytes)
+
+// capped fails a read that goes past its limit instead of reading on.
+type capped struct {
+	r    io.ReadCloser
+	left int64
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+func (c *capped) Close() error { return c.r.Close() }

@@ -64,7 +64,7 @@ func (a *App) ListBranchPRs(ctx context.Context, installationID int64, owner, re
 			out = append(out, PR{
 				Number:   p.GetNumber(),
 				State:    p.GetState(),
-				Merged:   p.MergedAt != nil,
+				Merged:   !p.GetMergedAt().IsZero(),
 				HeadRepo: head.Repo.GetFullName(),
 				HeadSHA:  head.GetSHA(),
 			})

@@ -40,6 +40,9 @@ func (a *App) Installations(ctx context.Context) ([]Installation, error) {
 			return nil, fail(op, err)
 		}
 		for _, in := range list {
+			if in == nil {
+				continue // a null in the list names nothing
+			}
 			out = append(out, Installation{
 				ID:        in.GetID(),
 				Account:   in.GetAccount().GetLogin(),

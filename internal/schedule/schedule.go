@@ -86,8 +86,13 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		held, err := s.hold(ctx, lease, leading)
-		if err != nil && ctx.Err() == nil {
-			log.Warn("scheduler lease", "err", err)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("scheduler lease", "err", err)
+			}
+			// A failed round trip says nothing about the lease: a leader
+			// keeps leading until a renewal answers that the lease is gone.
+			held = leading
 		}
 		if held != leading {
 			leading = held
@@ -111,9 +116,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			if leading {
-				_ = release.Run(context.Background(), s.RDB, []string{LeaderKey}, s.ID).Err()
-			}
+			// Always: the script deletes the lease only if it is still ours,
+			// even when the last renewal raced the shutdown.
+			_ = release.Run(context.Background(), s.RDB, []string{LeaderKey}, s.ID).Err()
 			return nil
 		case <-t.C:
 		}

@@ -62,6 +62,11 @@ func RunListener(ctx context.Context, srv *http.Server, ln net.Listener, log *sl
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
 	err := srv.Shutdown(sctx)
+	if err != nil {
+		// Requests still running past the timeout are cut, so nothing of
+		// this server outlives Run.
+		_ = srv.Close()
+	}
 	<-errc
 	log.Info("stopped", "addr", ln.Addr().String())
 	return err
