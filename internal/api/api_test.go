@@ -571,3 +571,23 @@ func label(m *dto.Metric, name string) string {
 	}
 	return ""
 }
+
+// A person's free names the version they looked at: a new dispatch since
+// then is not freed blind.
+func TestOverrideOnAMovedRowIsRefused(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.put(t, "hive/t27", 21, `{"started": true, "dispatched_at": "2026-10-10T10:00:00Z"}`)
+	seen := e.get(t, "hive/t27", 21).Version
+	e.put(t, "hive/t27", 21, `{"dispatched_at": "2026-10-10T19:00:00Z"}`) // a new attempt
+	body := fmt.Sprintf(`{"reason": "bee gone", "version": %d}`, seen)
+	e.req(t, "POST", "/v1/repos/hive/t27/claims/21/free", body).mustCode(t, 409, "version")
+	if rec := e.get(t, "hive/t27", 21); rec.Freed != nil {
+		t.Fatalf("the new attempt was freed by an override decided on version %d", seen)
+	}
+	e.req(t, "POST", "/v1/repos/hive/t27/claims/21/keep", `{"reason": "x", "version": 0}`).mustCode(t, 400, "version")
+	now := e.get(t, "hive/t27", 21).Version
+	e.req(t, "POST", "/v1/repos/hive/t27/claims/21/free", fmt.Sprintf(`{"reason": "bee gone", "version": %d}`, now)).mustCode(t, 200, "")
+	if rec := e.get(t, "hive/t27", 21); rec.Freed == nil {
+		t.Fatal("a free on the current version was not applied")
+	}
+}

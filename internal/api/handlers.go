@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -369,7 +370,7 @@ func (s *server) keep(ctx context.Context, w *responseWriter, r *request) error 
 	return s.override(ctx, w, r, s.ledger.Keep)
 }
 
-type overrideFunc func(ctx context.Context, repo string, issue int64, reason, source string) (ledger.Result, error)
+type overrideFunc func(ctx context.Context, repo string, issue int64, reason, source string, version int64) (ledger.Result, error)
 
 // override is a person's free or keep: the reason goes to the audit.
 func (s *server) override(ctx context.Context, w *responseWriter, r *request, do overrideFunc) error {
@@ -380,8 +381,16 @@ func (s *server) override(ctx context.Context, w *responseWriter, r *request, do
 	if err != nil {
 		return err
 	}
-	if err := onlyFields(obj, "", "reason"); err != nil {
+	if err := onlyFields(obj, "", "reason", "version"); err != nil {
 		return err
+	}
+	// The version the person looked at: a row that moved on since (a new
+	// dispatch) is not overridden blind.
+	var version int64
+	if raw, ok := obj["version"]; ok {
+		if json.Unmarshal(raw, &version) != nil || version < 1 {
+			return badField("version", "must be the row version the override was decided on (a positive whole number)")
+		}
 	}
 	raw, ok := obj["reason"]
 	var reason string
@@ -391,7 +400,11 @@ func (s *server) override(ctx context.Context, w *responseWriter, r *request, do
 	if len(reason) > maxReasonBytes || !utf8.ValidString(reason) {
 		return badField("reason", fmt.Sprintf("must be valid text of at most %d bytes", maxReasonBytes))
 	}
-	res, err := do(ctx, r.repo, r.issue, strings.TrimSpace(reason), r.source)
+	res, err := do(ctx, r.repo, r.issue, strings.TrimSpace(reason), r.source, version)
+	if version > 0 && errors.Is(err, ledger.ErrConflict) {
+		return &apiError{code: http.StatusConflict, field: "version",
+			msg: fmt.Sprintf("version: the row moved on since version %d (a new dispatch or decision); read it again", version)}
+	}
 	if err != nil {
 		return err
 	}

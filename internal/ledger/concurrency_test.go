@@ -65,9 +65,9 @@ func TestConcurrentTransitionsKeepEveryAcknowledgedWrite(t *testing.T) {
 				case 5:
 					res, err = f.l.Upsert(f.ctx, repo, issue, obj(fmt.Sprintf(`{"send_backs": %d}`, rng.IntN(3))), "queen")
 				case 6:
-					res, err = f.l.Free(f.ctx, repo, issue, "by hand", "alice")
+					res, err = f.l.Free(f.ctx, repo, issue, "by hand", "alice", 0)
 				case 7:
-					res, err = f.l.Keep(f.ctx, repo, issue, "wait for it", "bob")
+					res, err = f.l.Keep(f.ctx, repo, issue, "wait for it", "bob", 0)
 				case 8:
 					res, err = f.l.Evaluate(f.ctx, repo, issue, "sweep")
 				}

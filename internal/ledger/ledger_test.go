@@ -47,7 +47,7 @@ func TestReopenedPRUnfreesAcceptFree(t *testing.T) {
 	}
 
 	// A person's free is not undone by a reopened PR.
-	if _, err := f.l.Free(f.ctx, repo, 7, "abandoned", "alice"); err != nil {
+	if _, err := f.l.Free(f.ctx, repo, 7, "abandoned", "alice", 0); err != nil {
 		t.Fatal(err)
 	}
 	res, err = f.l.RecordPRs(f.ctx, repo, 7, prs(2, 0, 1), "d-open2")
@@ -168,11 +168,11 @@ func TestFlagsOffRecordWouldFreeAndStayLive(t *testing.T) {
 func TestFreeIsIdempotent(t *testing.T) {
 	f := newFixture(t, Options{})
 	f.upsert(t, repo, 13, accepted)
-	first, err := f.l.Free(f.ctx, repo, 13, "duplicate of #12", "alice")
+	first, err := f.l.Free(f.ctx, repo, 13, "duplicate of #12", "alice", 0)
 	if err != nil || first.Outcome != DecisionFree || first.Row.Freed.Rule != dispatch.RuleManual {
 		t.Fatalf("free: %+v %v", first, err)
 	}
-	second, err := f.l.Free(f.ctx, repo, 13, "again", "bob")
+	second, err := f.l.Free(f.ctx, repo, 13, "again", "bob", 0)
 	if err != nil || second.Outcome != OutcomeAlreadyFree || second.Wrote() {
 		t.Fatalf("second free: %+v %v; want already free, nothing written", second, err)
 	}
@@ -191,7 +191,7 @@ func TestKeepPinsUntilNewDispatch(t *testing.T) {
 	if res := f.upsert(t, repo, 14, sentBack); res.Outcome != DecisionFree {
 		t.Fatalf("send-back upsert outcome %q; want free", res.Outcome)
 	}
-	res, err := f.l.Keep(f.ctx, repo, 14, "bee is coming back", "alice")
+	res, err := f.l.Keep(f.ctx, repo, 14, "bee is coming back", "alice", 0)
 	if err != nil || res.Row.Freed != nil || res.Row.Pin == nil || res.Row.Pin.Reason != "bee is coming back" {
 		t.Fatalf("keep: %+v %v", res, err)
 	}

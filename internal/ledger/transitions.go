@@ -172,9 +172,11 @@ func prsEvidence(p *dispatch.PRState) string {
 }
 
 // Free is a person's free: it applies whatever the flags and drops a keep.
-// Freeing a freed row writes nothing and reports OutcomeAlreadyFree.
-func (l *Ledger) Free(ctx context.Context, repo string, issue int64, reason, source string) (Result, error) {
-	return l.update(ctx, "free", repo, issue, updateOpts{expect: -1}, func(rec *Record, now time.Time) (Change, error) {
+// Freeing a freed row writes nothing and reports OutcomeAlreadyFree. A
+// positive version is the one the person looked at: if the row moved on (a
+// new dispatch, say) the free is refused with ErrConflict.
+func (l *Ledger) Free(ctx context.Context, repo string, issue int64, reason, source string, version int64) (Result, error) {
+	return l.update(ctx, "free", repo, issue, updateOpts{expect: expectOf(version)}, func(rec *Record, now time.Time) (Change, error) {
 		if rec.Freed != nil {
 			return Change{None: true, Note: OutcomeAlreadyFree}, nil
 		}
@@ -185,9 +187,9 @@ func (l *Ledger) Free(ctx context.Context, repo string, issue int64, reason, sou
 }
 
 // Keep is a person's keep: it clears freed and would_free and pins the row,
-// so the rules free nothing until a new dispatch.
-func (l *Ledger) Keep(ctx context.Context, repo string, issue int64, reason, source string) (Result, error) {
-	return l.update(ctx, "keep", repo, issue, updateOpts{expect: -1}, func(rec *Record, now time.Time) (Change, error) {
+// so the rules free nothing until a new dispatch. version is as for Free.
+func (l *Ledger) Keep(ctx context.Context, repo string, issue int64, reason, source string, version int64) (Result, error) {
+	return l.update(ctx, "keep", repo, issue, updateOpts{expect: expectOf(version)}, func(rec *Record, now time.Time) (Change, error) {
 		if rec.Pin != nil && rec.Freed == nil && rec.WouldFree == nil {
 			return Change{None: true, Note: OutcomeAlreadyKept}, nil
 		}
@@ -218,4 +220,12 @@ func (l *Ledger) RecordExport(ctx context.Context, repo string, issue int64, st 
 			Export dispatch.ExportState `json:"export"`
 		}{st}}, nil
 	})
+}
+
+// expectOf maps a caller's version (0: whichever is current) to updateOpts.
+func expectOf(version int64) int64 {
+	if version > 0 {
+		return version
+	}
+	return -1
 }
