@@ -30,8 +30,8 @@ var claimsVerbs = []verb{
 	{"list", "[--repo owner/name] [--claims-issue true|false] [--claim WORD] [--json]"},
 	{"import", "FILE.jsonl [--repo owner/name] [--source NAME]"},
 	{"export", "[--repo owner/name]"},
-	{"free", "owner/name#N --reason TEXT"},
-	{"keep", "owner/name#N --reason TEXT"},
+	{"free", "owner/name#N --reason TEXT [--version N]"},
+	{"keep", "owner/name#N --reason TEXT [--version N]"},
 	{"delete", "owner/name#N [--reason TEXT]"},
 }
 
@@ -394,6 +394,7 @@ func claimsOverride(what string, args []string, stdout, stderr io.Writer) int {
 	name := "claims " + what
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	reason := fs.String("reason", "", "why, for the audit (required)")
+	version := fs.Int64("version", 0, "the row version the override was decided on (refused if the row moved on)")
 	pos, err := parseArgs(fs, args)
 	var repo string
 	var issue int64
@@ -418,7 +419,7 @@ func claimsOverride(what string, args []string, stdout, stderr io.Writer) int {
 	if what == "keep" {
 		do = c.Keep
 	}
-	res, err := do(context.Background(), repo, issue, *reason)
+	res, err := do(context.Background(), repo, issue, *reason, *version)
 	if err != nil {
 		fmt.Fprintf(stderr, "queenctl: %s: %s#%d: %v\n", name, repo, issue, err)
 		return 1

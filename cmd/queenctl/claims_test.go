@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -272,6 +273,18 @@ func TestClaimsFreeKeepDelete(t *testing.T) {
 	code, out, _ = ctl("claims", "keep", "--reason", "owner asked", "hive/t27#2")
 	if code != 0 || !strings.HasPrefix(out, "hive/t27#2: keep (claim rejected, claims_issue true, live true") {
 		t.Fatalf("keep: %d %q", code, out)
+	}
+	// A free decided on an older version is refused, naming the version.
+	rec, err := l.Get(ctx, "hive/t27", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strconv.FormatInt(rec.Version-1, 10)
+	if code, _, errOut := ctl("claims", "free", "hive/t27#2", "--reason", "x", "--version", old); code != 1 || !strings.Contains(errOut, "version") {
+		t.Fatalf("free on an old version: %d %q", code, errOut)
+	}
+	if rec, _ := l.Get(ctx, "hive/t27", 2); rec.Freed != nil {
+		t.Fatal("a free on an old version was applied")
 	}
 	if code, _, errOut := ctl("claims", "free", "hive/t27#99", "--reason", "x"); code != 1 || !strings.Contains(errOut, "404") {
 		t.Fatalf("free of a missing row: %d %q", code, errOut)

@@ -266,24 +266,28 @@ func (c *Client) Admission(ctx context.Context, repo string, candidates []api.Ca
 }
 
 // Free is a person's free of repo#issue, with the reason for the audit.
-func (c *Client) Free(ctx context.Context, repo string, issue int64, reason string) (*api.Claim, error) {
-	return c.override(ctx, repo, issue, "free", reason)
+//
+// version is the row version the free was decided on (0: whichever is
+// current); a row that moved on since answers 409 and is not freed.
+func (c *Client) Free(ctx context.Context, repo string, issue int64, reason string, version int64) (*api.Claim, error) {
+	return c.override(ctx, repo, issue, "free", reason, version)
 }
 
 // Keep is a person's keep of repo#issue: the rules free nothing until a new
 // dispatch.
-func (c *Client) Keep(ctx context.Context, repo string, issue int64, reason string) (*api.Claim, error) {
-	return c.override(ctx, repo, issue, "keep", reason)
+func (c *Client) Keep(ctx context.Context, repo string, issue int64, reason string, version int64) (*api.Claim, error) {
+	return c.override(ctx, repo, issue, "keep", reason, version)
 }
 
-func (c *Client) override(ctx context.Context, repo string, issue int64, what, reason string) (*api.Claim, error) {
+func (c *Client) override(ctx context.Context, repo string, issue int64, what, reason string, version int64) (*api.Claim, error) {
 	p, err := rowPath(repo, issue, "claims")
 	if err != nil {
 		return nil, err
 	}
 	body := struct {
-		Reason string `json:"reason"`
-	}{reason}
+		Reason  string `json:"reason"`
+		Version int64  `json:"version,omitempty"`
+	}{reason, version}
 	return call[api.Claim](ctx, c, http.MethodPost, p+"/"+what, nil, body)
 }
 

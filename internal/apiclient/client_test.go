@@ -103,11 +103,11 @@ func TestClientMirrorsTheAPI(t *testing.T) {
 		t.Fatalf("admission: %+v %v", adm, err)
 	}
 
-	fr, err := c.Free(ctx, "hive/t27", 2, "gone")
+	fr, err := c.Free(ctx, "hive/t27", 2, "gone", 0)
 	if err != nil || fr.Outcome != "free" || fr.Live {
 		t.Fatalf("free: %+v %v", fr, err)
 	}
-	kp, err := c.Keep(ctx, "hive/t27", 2, "keep it")
+	kp, err := c.Keep(ctx, "hive/t27", 2, "keep it", 0)
 	if err != nil || kp.Outcome != "keep" || !kp.Live {
 		t.Fatalf("keep: %+v %v", kp, err)
 	}
@@ -142,7 +142,7 @@ func TestClientErrorsCarryStatusAndTextNotTheToken(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Status != 400 || ae.Field != "claim" {
 		t.Fatalf("bad filter: %v", err)
 	}
-	if _, err := c.Free(ctx, "hive/t27", 1, "x"); !apiclient.IsNotFound(err) {
+	if _, err := c.Free(ctx, "hive/t27", 1, "x", 0); !apiclient.IsNotFound(err) {
 		t.Fatalf("free of a missing row: %v", err)
 	}
 
