@@ -61,6 +61,33 @@ func claimsAPI(name string, stderr io.Writer) (*apiclient.Client, bool) {
 	return nil, false
 }
 
+// refCommand runs the common start of a command that takes one
+// owner/name#N: parse fs over args, run check (nil for none) on the flags,
+// read the reference and connect to the API, writing as queenctl. A code of
+// 0 or more means the command ends with that exit status.
+func refCommand(name, synopsis string, fs *flag.FlagSet, args []string, check func() error, stdout, stderr io.Writer) (
+	c *apiclient.Client, repo string, issue int64, code int) {
+	pos, err := parseArgs(fs, args)
+	if err == nil && len(pos) != 1 {
+		err = errors.New("want exactly one owner/name#N")
+	}
+	if err == nil && check != nil {
+		err = check()
+	}
+	if err == nil {
+		repo, issue, err = parseClaimRef(pos[0])
+	}
+	if err != nil {
+		return nil, "", 0, usageError(err, name, synopsis, fs, stdout, stderr)
+	}
+	c, ok := claimsAPI(name, stderr)
+	if !ok {
+		return nil, "", 0, 2
+	}
+	c.Source = "queenctl"
+	return c, repo, issue, -1
+}
+
 // parseClaimRef reads "owner/name#N".
 func parseClaimRef(s string) (repo string, issue int64, err error) {
 	i := strings.LastIndexByte(s, '#')
@@ -395,26 +422,15 @@ func claimsOverride(what string, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	reason := fs.String("reason", "", "why, for the audit (required)")
 	version := fs.Int64("version", 0, "the row version the override was decided on (refused if the row moved on)")
-	pos, err := parseArgs(fs, args)
-	var repo string
-	var issue int64
-	switch {
-	case err != nil:
-	case len(pos) != 1:
-		err = errors.New("want exactly one owner/name#N")
-	case strings.TrimSpace(*reason) == "":
-		err = errors.New("--reason is required")
-	default:
-		repo, issue, err = parseClaimRef(pos[0])
+	c, repo, issue, code := refCommand(name, claimsSynopsisOf(what), fs, args, func() error {
+		if strings.TrimSpace(*reason) == "" {
+			return errors.New("--reason is required")
+		}
+		return nil
+	}, stdout, stderr)
+	if code >= 0 {
+		return code
 	}
-	if err != nil {
-		return usageError(err, name, claimsSynopsisOf(what), fs, stdout, stderr)
-	}
-	c, ok := claimsAPI(name, stderr)
-	if !ok {
-		return 2
-	}
-	c.Source = "queenctl"
 	do := c.Free
 	if what == "keep" {
 		do = c.Keep
@@ -434,20 +450,10 @@ func claimsDelete(args []string, stdout, stderr io.Writer) int {
 	const name = "claims delete"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	reason := fs.String("reason", "", "why, for the audit")
-	pos, err := parseArgs(fs, args)
-	var repo string
-	var issue int64
-	if err == nil {
-		repo, issue, err = oneClaimRef(pos)
+	c, repo, issue, code := refCommand(name, claimsSynopsisOf("delete"), fs, args, nil, stdout, stderr)
+	if code >= 0 {
+		return code
 	}
-	if err != nil {
-		return usageError(err, name, claimsSynopsisOf("delete"), fs, stdout, stderr)
-	}
-	c, ok := claimsAPI(name, stderr)
-	if !ok {
-		return 2
-	}
-	c.Source = "queenctl"
 	res, err := c.Delete(context.Background(), repo, issue, *reason)
 	if err != nil {
 		fmt.Fprintf(stderr, "queenctl: %s: %s#%d: %v\n", name, repo, issue, err)

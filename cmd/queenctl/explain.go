@@ -20,18 +20,9 @@ const explainSynopsis = "owner/name#N [--json]"
 func runExplain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the API's answer as JSON")
-	pos, err := parseArgs(fs, args)
-	var repo string
-	var issue int64
-	if err == nil {
-		repo, issue, err = oneClaimRef(pos)
-	}
-	if err != nil {
-		return usageError(err, "explain", explainSynopsis, fs, stdout, stderr)
-	}
-	c, ok := claimsAPI("explain", stderr)
-	if !ok {
-		return 2
+	c, repo, issue, code := refCommand("explain", explainSynopsis, fs, args, nil, stdout, stderr)
+	if code >= 0 {
+		return code
 	}
 	d, err := c.Get(context.Background(), repo, issue)
 	if err != nil {

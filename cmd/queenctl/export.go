@@ -140,20 +140,10 @@ func exportPush(args []string, stdout, stderr io.Writer) int {
 	const name = "export push"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	dryRun := fs.Bool("dry-run", false, "decide and record only: push nothing, open no PR")
-	pos, err := parseArgs(fs, args)
-	var repo string
-	var issue int64
-	if err == nil {
-		repo, issue, err = oneClaimRef(pos)
+	c, repo, issue, code := refCommand(name, synopsisOf(exportVerbs, "push"), fs, args, nil, stdout, stderr)
+	if code >= 0 {
+		return code
 	}
-	if err != nil {
-		return usageError(err, name, synopsisOf(exportVerbs, "push"), fs, stdout, stderr)
-	}
-	c, ok := claimsAPI(name, stderr)
-	if !ok {
-		return 2
-	}
-	c.Source = "queenctl"
 	res, err := c.ExportPush(context.Background(), repo, issue, *dryRun)
 	if err != nil {
 		var ae *apiclient.Error

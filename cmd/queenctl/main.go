@@ -138,11 +138,3 @@ func runGroup(group string, verbs []verb, runs map[string]func([]string, io.Writ
 	fmt.Fprintf(stderr, "queenctl: %s: unknown subcommand %q (usage: queenctl %s %s)\n", group, args[0], group, synopsis)
 	return 2
 }
-
-// oneClaimRef reads the one owner/name#N a command takes.
-func oneClaimRef(pos []string) (repo string, issue int64, err error) {
-	if len(pos) != 1 {
-		return "", 0, errors.New("want exactly one owner/name#N")
-	}
-	return parseClaimRef(pos[0])
-}
