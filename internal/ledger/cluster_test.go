@@ -1,93 +1,22 @@
 package ledger
 
 import (
-	"context"
 	"errors"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/testkit"
 )
 
-// startCluster starts a one-node Redis Cluster owning every slot. Even one
-// node refuses a script whose keys hash to different slots, so it proves
-// the key layout is Cluster-safe.
+// startCluster starts a one-node Redis Cluster: it refuses a script whose
+// keys hash to different slots, so it proves the key layout is Cluster-safe.
 func startCluster(t *testing.T) *redis.ClusterClient {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("redis-server not found on PATH (install it: apt-get install -y redis-server): %v", err)
-	}
-	port := clusterPort(t)
-	dir := t.TempDir()
-	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
-		"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
-		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--logfile", filepath.Join(dir, "redis.log"))
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start redis-server --cluster-enabled: %v", err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	node := redis.NewClient(&redis.Options{Addr: addr})
-	defer node.Close()
-	ctx := context.Background()
-	deadline := time.Now().Add(10 * time.Second)
-	for node.Ping(ctx).Err() != nil {
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
-			t.Fatalf("cluster node %s did not answer:\n%s", addr, log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := node.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
-		t.Fatalf("cluster addslotsrange: %v", err)
-	}
-	for {
-		info, _ := node.ClusterInfo(ctx).Result()
-		if strings.Contains(info, "cluster_state:ok") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cluster state never ok:\n%s", info)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}})
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// clusterPort finds a free port whose cluster bus port (+10000) is free too.
-func clusterPort(t *testing.T) int {
-	t.Helper()
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if p+10000 > 65535 {
-			continue
-		}
-		bus, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p+10000)))
-		if err != nil {
-			continue
-		}
-		bus.Close()
-		return p
-	}
-	t.Fatal("no free port pair for a cluster node")
-	return 0
+	return redistest.StartWith(t, redistest.Options{Cluster: true}).ClusterClient()
 }
 
 func TestClusterKeysShareOneSlot(t *testing.T) {

@@ -34,6 +34,9 @@ type Options struct {
 	// AppendOnly turns on the append-only file with fsync always, so a
 	// restart keeps every acknowledged write.
 	AppendOnly bool
+	// Cluster starts a one-node Redis Cluster owning every slot. Even one
+	// node refuses a script whose keys hash to different slots.
+	Cluster bool
 }
 
 // Start starts a private redis-server for tb and stops it at cleanup.
@@ -46,7 +49,11 @@ func StartWith(tb testing.TB, opts Options) *Server {
 	if err != nil {
 		tb.Fatalf("redis-server not found on PATH (install it: apt-get install -y redis-server): %v", err)
 	}
-	s := &Server{Dir: tb.TempDir(), Port: freePort(tb), tb: tb}
+	port := freePort(tb)
+	if opts.Cluster {
+		port = clusterPort(tb)
+	}
+	s := &Server{Dir: tb.TempDir(), Port: port, tb: tb}
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
 	s.args = []string{
 		"--bind", "127.0.0.1", "--port", strconv.Itoa(s.Port), "--dir", s.Dir,
@@ -58,9 +65,45 @@ func StartWith(tb testing.TB, opts Options) *Server {
 	} else {
 		s.args = append(s.args, "--appendonly", "no")
 	}
+	if opts.Cluster {
+		s.args = append(s.args, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(s.Dir, "nodes.conf"))
+	}
 	s.start(bin)
 	tb.Cleanup(s.Stop)
+	if opts.Cluster {
+		s.assignSlots()
+	}
 	return s
+}
+
+// assignSlots gives the one node every slot and waits for the cluster.
+func (s *Server) assignSlots() {
+	s.tb.Helper()
+	node := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer node.Close()
+	ctx := context.Background()
+	if err := node.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
+		s.tb.Fatalf("cluster addslotsrange: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, _ := node.ClusterInfo(ctx).Result()
+		if strings.Contains(info, "cluster_state:ok") {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.tb.Fatalf("cluster state never ok:\n%s", info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ClusterClient returns a go-redis cluster client, closed at cleanup, for a
+// server started with Options.Cluster.
+func (s *Server) ClusterClient() *redis.ClusterClient {
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{s.Addr}})
+	s.tb.Cleanup(func() { c.Close() })
+	return c
 }
 
 func (s *Server) start(bin string) {
@@ -159,6 +202,25 @@ func freePort(tb testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// clusterPort finds a free port whose cluster bus port (+10000) is free too.
+func clusterPort(tb testing.TB) int {
+	tb.Helper()
+	for i := 0; i < 50; i++ {
+		p := freePort(tb)
+		if p+10000 > 65535 {
+			continue
+		}
+		bus, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p+10000)))
+		if err != nil {
+			continue
+		}
+		bus.Close()
+		return p
+	}
+	tb.Fatal("no free port pair for a cluster node")
+	return 0
 }
 
 // String describes the server for test logs.
