@@ -27,6 +27,15 @@ const (
 	CLI                 // queenctl: the API URL and token
 )
 
+// Default listen addresses. The worker's health port differs from the
+// webhook's API port so both binaries run side by side on one host.
+const (
+	DefaultListen           = ":8080" // the webhook receiver (QUEEN_LISTEN)
+	DefaultWebhookAPIListen = ":8081" // the claims API, health and metrics of webhook
+	DefaultWorkerAPIListen  = ":8082" // health and metrics of worker
+	DefaultQueenAPI         = "http://127.0.0.1:8081"
+)
+
 // Config is every setting of the design.
 type Config struct {
 	RedisURL string
@@ -81,10 +90,10 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		RedisURL:            r.str("QUEEN_REDIS_URL", ""),
 		APIURL:              r.url("GITHUB_API_URL", "https://api.github.com/"),
 		GitURL:              r.url("GITHUB_GIT_URL", "https://github.com/"),
-		Listen:              r.listen("QUEEN_LISTEN", ":8080"),
-		APIListen:           r.listen("QUEEN_API_LISTEN", ":8081"),
+		Listen:              r.listen("QUEEN_LISTEN", DefaultListen),
+		APIListen:           r.listen("QUEEN_API_LISTEN", apiListenOf(role)),
 		APIToken:            r.str("QUEEN_API_TOKEN", ""),
-		QueenAPI:            r.url("QUEEN_API_URL", "http://127.0.0.1:8081"),
+		QueenAPI:            r.url("QUEEN_API_URL", DefaultQueenAPI),
 		WebhookSecret:       r.str("GITHUB_WEBHOOK_SECRET", ""),
 		WebhookSecretPrev:   r.str("GITHUB_WEBHOOK_SECRET_PREVIOUS", ""),
 		FreeClosedPR:        r.flag("QUEEN_FREE_CLOSED_PR"),
@@ -143,6 +152,13 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		}
 	}
 	return c, nil
+}
+
+func apiListenOf(role Role) string {
+	if role == Worker {
+		return DefaultWorkerAPIListen
+	}
+	return DefaultWebhookAPIListen
 }
 
 // LoadApp reads only the App id and key, for queenctl deliveries.

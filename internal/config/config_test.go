@@ -154,3 +154,18 @@ func TestGraphQLURLFor(t *testing.T) {
 		}
 	}
 }
+
+// The two binaries run side by side on one host with their defaults.
+func TestWorkerAndWebhookDefaultPortsDiffer(t *testing.T) {
+	hook, err := Load(Webhook, env(base()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Load(Worker, env(base()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hook.APIListen != ":8081" || w.APIListen != ":8082" || hook.Listen == w.APIListen {
+		t.Fatalf("webhook API %q, worker %q: want :8081 and :8082", hook.APIListen, w.APIListen)
+	}
+}

@@ -93,6 +93,13 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// Paths every binary serves on its QUEEN_API_LISTEN.
+const (
+	HealthzPath = "/healthz"
+	ReadyzPath  = "/readyz"
+	MetricsPath = "/metrics"
+)
+
 // Check is one readiness condition; nil error means ready.
 type Check func(ctx context.Context) error
 
@@ -100,10 +107,10 @@ type Check func(ctx context.Context) error
 // passes; 503 naming the failing one) and /metrics.
 func Health(reg *prometheus.Registry, checks map[string]Check) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+HealthzPath, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+ReadyzPath, func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		failed := map[string]string{}
@@ -118,7 +125,7 @@ func Health(reg *prometheus.Registry, checks map[string]Check) *http.ServeMux {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.Handle("GET "+MetricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	return mux
 }
 
