@@ -1,0 +1,44 @@
+// Package ghrepo is a GitHub repository's identity. GitHub compares owner
+// and repository names without regard to case, so "Queen/T27" and
+// "queen/t27" are one repository: Key is the canonical form every store and
+// lookup uses, while the spelling a writer gave is kept for display.
+//
+// A row written as Queen/T27#42 and a webhook naming queen/t27 once never
+// met, so the claim was never freed; Key is why they meet now.
+package ghrepo
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// GitHub's limits: an owner is 1 to 39 letters, digits or single hyphens,
+// not starting with a hyphen; a name is 1 to 100 of letters, digits, ".",
+// "-" and "_", and neither "." nor "..".
+var pattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$`)
+
+// Valid reports whether s is an "owner/name" GitHub would accept.
+func Valid(s string) bool {
+	return pattern.MatchString(s) && !strings.Contains(s, "..") && !strings.HasSuffix(s, "/.")
+}
+
+// Check returns an error naming s when it is not Valid.
+func Check(s string) error {
+	if !Valid(s) {
+		return fmt.Errorf("%q is not owner/name", s)
+	}
+	return nil
+}
+
+// Key is the canonical form of a valid full name: lower case.
+func Key(s string) string { return strings.ToLower(s) }
+
+// Same reports whether a and b name one repository.
+func Same(a, b string) bool { return strings.EqualFold(a, b) }
+
+// Split returns the owner and the name of "owner/name".
+func Split(s string) (owner, name string) {
+	owner, name, _ = strings.Cut(s, "/")
+	return owner, name
+}
