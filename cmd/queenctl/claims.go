@@ -21,6 +21,7 @@ import (
 	"github.com/queen-app/queen-app/internal/apiclient"
 	"github.com/queen-app/queen-app/internal/config"
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 )
 
 // claimsPageSize is the page list and export ask for; tests make it small.
@@ -95,7 +96,7 @@ func parseClaimRef(s string) (repo string, issue int64, err error) {
 		return "", 0, fmt.Errorf("%q is not owner/name#N", s)
 	}
 	repo = s[:i]
-	if !dispatch.ValidRepo(repo) {
+	if !ghrepo.Valid(repo) {
 		return "", 0, fmt.Errorf("%q: repo %q is not owner/name", s, repo)
 	}
 	issue, err = strconv.ParseInt(s[i+1:], 10, 64)
@@ -209,7 +210,7 @@ func claimsImport(args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 	case len(pos) != 1:
 		err = errors.New("want exactly one FILE.jsonl")
-	case *repoFlag != "" && !dispatch.ValidRepo(*repoFlag):
+	case *repoFlag != "" && !ghrepo.Valid(*repoFlag):
 		err = fmt.Errorf("--repo %q is not owner/name", *repoFlag)
 	case !api.ValidSource(*source):
 		err = fmt.Errorf("--source %q must be 1 to 64 letters, digits or ._:@/-", *source)
@@ -288,7 +289,7 @@ func (im *importer) line(n int, data []byte) error {
 	}
 	repo := im.defRepo
 	if raw, ok := obj["repo"]; ok {
-		if json.Unmarshal(raw, &repo) != nil || !dispatch.ValidRepo(repo) {
+		if json.Unmarshal(raw, &repo) != nil || !ghrepo.Valid(repo) {
 			fail("", fmt.Sprintf("repo: %s is not \"owner/name\"", raw))
 			return nil
 		}

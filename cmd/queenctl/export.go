@@ -13,6 +13,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/apiclient"
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 )
 
 var exportVerbs = []verb{
@@ -47,7 +48,7 @@ func exportStatus(args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 	case len(pos) != 0:
 		err = fmt.Errorf("unexpected argument %q", pos[0])
-	case *repo != "" && !dispatch.ValidRepo(*repo):
+	case *repo != "" && !ghrepo.Valid(*repo):
 		err = fmt.Errorf("--repo %q is not owner/name", *repo)
 	}
 	if err != nil {

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 
+	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
@@ -20,10 +20,6 @@ type ExportPush struct {
 	TaskID          string `json:"task_id"`
 	AlreadyEnqueued bool   `json:"already_enqueued"`
 }
-
-// judgedHead is what the export push publishes: a full SHA-1 in lower case,
-// as the Queen records it.
-var judgedHead = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 // exportPush enqueues export:push for one row now, without waiting for the
 // next export:sweep. The worker re-reads the row and applies every check.
@@ -57,7 +53,7 @@ func (s *server) exportPush(ctx context.Context, w *responseWriter, r *request) 
 	case rec.FinishedAt == nil || rec.ReviewWord() != "accept":
 		return &apiError{code: http.StatusConflict, msg: fmt.Sprintf(
 			"%s is not accepted (claim %s): only accepted work is pushed", rec.Key(), rec.View(s.now()).Claim)}
-	case rec.JudgedHead == nil || !judgedHead.MatchString(*rec.JudgedHead):
+	case rec.JudgedHead == nil || !dispatch.ValidHead(*rec.JudgedHead):
 		return &apiError{code: http.StatusConflict, msg: fmt.Sprintf(
 			"%s is accepted but its judged_head is not 40 lowercase hex: nothing to push", rec.Key())}
 	}

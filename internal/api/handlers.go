@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/rules"
 )
@@ -223,7 +224,7 @@ func checkCursor(cursor, repo string) error {
 	}
 	cr, n, ok := strings.Cut(cursor, "#")
 	issue, err := strconv.ParseInt(n, 10, 64)
-	if !ok || err != nil || issue < 1 || !dispatch.ValidRepo(cr) || (repo != "" && cr != repo) {
+	if !ok || err != nil || issue < 1 || !ghrepo.Valid(cr) || (repo != "" && cr != repo) {
 		return badField("cursor", "not a cursor this list gave")
 	}
 	return nil

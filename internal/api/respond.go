@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/ledger"
 )
 
@@ -100,7 +101,7 @@ func (w *responseWriter) failErr(err error) {
 }
 
 func parseRepo(s string) (string, error) {
-	if !dispatch.ValidRepo(s) {
+	if !ghrepo.Valid(s) {
 		return "", badField("repo", fmt.Sprintf("%q is not owner/name", s))
 	}
 	return s, nil

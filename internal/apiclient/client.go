@@ -17,6 +17,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 )
 
 // maxResponseBytes caps an answer read into memory; a page of MaxLimit
@@ -73,7 +74,7 @@ func IsNotFound(err error) bool {
 }
 
 func repoPath(repo string) (string, error) {
-	if !dispatch.ValidRepo(repo) {
+	if !ghrepo.Valid(repo) {
 		return "", fmt.Errorf("apiclient: repo %q is not owner/name", repo)
 	}
 	owner, name, _ := strings.Cut(repo, "/")

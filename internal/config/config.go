@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 )
 
 // Role says which binary is loading: each needs a different subset.
@@ -119,7 +119,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 			return nil, &Error{"QUEEN_REDIS_URL", "must be a redis:// or rediss:// URL"}
 		}
 	}
-	if c.ExportRepo != "" && !dispatch.ValidRepo(c.ExportRepo) {
+	if c.ExportRepo != "" && !ghrepo.Valid(c.ExportRepo) {
 		return nil, &Error{"QUEEN_EXPORT_REPO", "must be owner/name"}
 	}
 	switch role {

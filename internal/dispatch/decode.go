@@ -87,9 +87,13 @@ func (r *Row) set(name string, raw json.RawMessage) error {
 	null := isNull(raw)
 	switch name {
 	case "branch":
+		if null {
+			r.Branch = ""
+			return nil
+		}
 		s, err := str(raw)
-		if err != nil {
-			return fail(err.Error())
+		if err != nil || s != BranchOf(r.Issue) {
+			return fail(fmt.Sprintf("must be %q or null: queen-app watches and publishes only the branch queen-<issue>", BranchOf(r.Issue)))
 		}
 		r.Branch = s
 	case "started", "reaped", "owner_assigned":

@@ -195,11 +195,3 @@ func TestExplainNamesInputsAndRules(t *testing.T) {
 	}
 }
 
-func TestValidRepo(t *testing.T) {
-	for s, want := range map[string]bool{"hive/t27": true, "gHashTag/t27": true, "a/b.c-d_e": true,
-		"noslash": false, "a/b/c": false, "/b": false, "a/": false, "a/..": false, "-a/b": false, "a b/c": false} {
-		if ValidRepo(s) != want {
-			t.Errorf("ValidRepo(%q) = %t", s, !want)
-		}
-	}
-}

@@ -6,8 +6,6 @@ package dispatch
 
 import (
 	"encoding/json"
-	"fmt"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -18,7 +16,7 @@ import (
 type Row struct {
 	Repo           string            `json:"repo"`
 	Issue          int64             `json:"issue"`
-	Branch         string            `json:"branch"`
+	Branch         string            `json:"branch"` // "" or BranchOf(Issue): Apply takes no other
 	Started        bool              `json:"started"`
 	DispatchedAt   *time.Time        `json:"dispatched_at"`
 	FinishedAt     *time.Time        `json:"finished_at"`
@@ -81,22 +79,6 @@ const (
 	RuleManual   = "manual"
 )
 
-var repoPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$`)
-
-// ValidRepo reports whether s is an "owner/name" GitHub would accept.
-func ValidRepo(s string) bool {
-	return repoPattern.MatchString(s) && s[len(s)-1] != '/' && !containsDotDot(s)
-}
-
-func containsDotDot(s string) bool {
-	for i := 0; i+1 < len(s); i++ {
-		if s[i] == '.' && s[i+1] == '.' {
-			return true
-		}
-	}
-	return false
-}
-
 // New is an empty row for repo and issue with the defaults of the design:
 // the runtime's ceiling and the queen-<issue> branch.
 func New(repo string, issue int64) *Row {
@@ -106,13 +88,8 @@ func New(repo string, issue int64) *Row {
 // Key names a row: "owner/name#N".
 func (r *Row) Key() string { return r.Repo + "#" + strconv.FormatInt(r.Issue, 10) }
 
-// BranchName is the row's branch, queen-<issue> unless the Queen named one.
-func (r *Row) BranchName() string {
-	if r.Branch != "" {
-		return r.Branch
-	}
-	return fmt.Sprintf("queen-%d", r.Issue)
-}
+// BranchName is the row's branch: always queen-<issue> (see BranchOf).
+func (r *Row) BranchName() string { return BranchOf(r.Issue) }
 
 // ReviewWord is review_state with null read as "".
 func (r *Row) ReviewWord() string {

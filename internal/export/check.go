@@ -2,10 +2,11 @@ package export
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/queen-app/queen-app/internal/dispatch"
 )
 
 // Refusal kinds. The first eight are the publisher's checks in its order
@@ -69,11 +70,6 @@ type Diff struct {
 	Conflict string   // non-empty: merge-tree found conflicts; what it said
 }
 
-var hex40 = regexp.MustCompile(`^[0-9a-f]{40}$`)
-
-// ValidHead reports whether s is a full lowercase commit id.
-func ValidHead(s string) bool { return hex40.MatchString(s) }
-
 // Check answers the first refusal in the publisher's order, or nil: a PR in
 // any state, the issue not open, the accepted-head gate, no commits or no
 // diff, a workflow path, too large, conflicts with the base, a write outside
@@ -125,7 +121,7 @@ func acceptedAt(verdict, judged, head string) *Refusal {
 		return &Refusal{KindNotAccepted, "the Queen has no verdict on it"}
 	case verdict != "accept":
 		return &Refusal{KindNotAccepted, "the Queen's verdict is " + verdict}
-	case !ValidHead(judged):
+	case !dispatch.ValidHead(judged):
 		return &Refusal{KindNotAccepted, "accepted, but the row names no head it was judged at"}
 	case head != "" && head != judged:
 		return &Refusal{KindNotAccepted, fmt.Sprintf("accepted at %s, but the export has %s", short(judged), short(head))}

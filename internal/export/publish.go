@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 )
 
 // GitHub is what the publisher reads from and writes to GitHub. An error
@@ -63,8 +63,8 @@ func JobOf(r *dispatch.Row) Job {
 	return j
 }
 
-// Branch is the job's branch, queen-<issue>.
-func (j Job) Branch() string { return "queen-" + strconv.FormatInt(j.Issue, 10) }
+// Branch is the job's branch.
+func (j Job) Branch() string { return dispatch.BranchOf(j.Issue) }
 
 // State is where a job ended.
 type State string
@@ -122,8 +122,6 @@ type Publisher struct {
 	Logger *slog.Logger
 }
 
-var repoName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$`)
-
 // Push publishes one job: it reads the branch on GitHub, imports the
 // export's bundle unless the branch is already at the judged head, applies
 // the refusals in the publisher's order, pushes as a fast-forward or
@@ -134,7 +132,7 @@ var repoName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]
 // the Outcome then still says what was done before it (a push whose PR
 // could not be opened yet).
 func (p *Publisher) Push(ctx context.Context, job Job) (Outcome, error) {
-	if !dispatch.ValidRepo(job.Repo) || !repoName.MatchString(job.Repo) {
+	if !ghrepo.Valid(job.Repo) {
 		return Outcome{}, fmt.Errorf("export job: repo %q is not owner/name", job.Repo)
 	}
 	if job.Issue <= 0 {

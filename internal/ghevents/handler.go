@@ -19,6 +19,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/installs"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
@@ -129,21 +130,7 @@ type delivery struct {
 	attrs             []slog.Attr
 }
 
-var (
-	eventPattern  = regexp.MustCompile(`^[a-z_]{1,64}$`)
-	branchPattern = regexp.MustCompile(`^queen-([1-9][0-9]{0,9})$`)
-)
-
-// BranchIssue returns N for a branch named queen-<N> (N from 1 to 10 digits,
-// no leading zero).
-func BranchIssue(ref string) (int64, bool) {
-	m := branchPattern.FindStringSubmatch(ref)
-	if m == nil {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(m[1], 10, 64)
-	return n, err == nil
-}
+var eventPattern = regexp.MustCompile(`^[a-z_]{1,64}$`)
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d := &delivery{}
@@ -262,7 +249,7 @@ func (h *handler) pullRequest(ctx context.Context, d *delivery, body []byte) out
 		return fail(http.StatusBadRequest, "pull_request payload lacks pull_request or repository")
 	}
 	d.attrs = append(d.attrs, slog.String("repo", repo.FullName), slog.Int("pr", pr.Number))
-	issue, ok := BranchIssue(pr.Head.Ref)
+	issue, ok := dispatch.IssueOfBranch(pr.Head.Ref)
 	if !ok {
 		return ignored("branch is not queen-<issue>")
 	}
@@ -419,7 +406,7 @@ func (h *handler) installationRepositories(ctx context.Context, d *delivery, bod
 func repoNames(list []repoRef) ([]string, bool) {
 	names := make([]string, 0, len(list))
 	for _, r := range list {
-		if !dispatch.ValidRepo(r.FullName) {
+		if !ghrepo.Valid(r.FullName) {
 			return nil, false
 		}
 		names = append(names, r.FullName)

@@ -547,17 +547,6 @@ func TestVerifySignatureIgnoresEmptySecret(t *testing.T) {
 	}
 }
 
-func TestBranchIssue(t *testing.T) {
-	for ref, want := range map[string]int64{
-		"queen-1": 1, "queen-9999999999": 9999999999, "queen-0": 0, "queen-01": 0, "queen-": 0,
-		"queen-99999999999": 0, "queen-1a": 0, "Queen-1": 0, "queen-1 ": 0, "xqueen-1": 0,
-	} {
-		got, ok := BranchIssue(ref)
-		if got != want || ok != (want != 0) {
-			t.Errorf("BranchIssue(%q) = %d, %v; want %d", ref, got, ok, want)
-		}
-	}
-}
 
 // value reads a counter.
 func value(c prometheus.Counter) float64 {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 )
 
 // Redis keys of the registry.
@@ -279,7 +279,7 @@ func pairs(id int64, repos []string) ([]any, error) {
 	}
 	out := make([]any, 0, 2*len(repos))
 	for _, name := range repos {
-		if !dispatch.ValidRepo(name) {
+		if !ghrepo.Valid(name) {
 			return nil, fmt.Errorf("installs: installation %d: repository %q is not owner/name", id, name)
 		}
 		out = append(out, strings.ToLower(name), strconv.FormatInt(id, 10)+" "+name)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/githubapp"
 )
 
@@ -55,7 +55,7 @@ func Sync(ctx context.Context, src Source, reg *Registry) error {
 			continue
 		}
 		for _, r := range repos {
-			if dispatch.ValidRepo(r.FullName) {
+			if ghrepo.Valid(r.FullName) {
 				inst.Repos = append(inst.Repos, r.FullName)
 			}
 		}

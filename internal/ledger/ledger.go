@@ -32,6 +32,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 )
 
 var (
@@ -128,7 +129,7 @@ func (l *Ledger) reposKey() string { return l.opts.Prefix + ":repos" }
 func (l *Ledger) auditKey() string { return l.opts.Prefix + ":audit" }
 
 func checkKey(repo string, issue int64) error {
-	if !dispatch.ValidRepo(repo) {
+	if !ghrepo.Valid(repo) {
 		return fmt.Errorf("ledger: repo %q is not owner/name", repo)
 	}
 	if issue < 1 {
@@ -219,7 +220,7 @@ func (l *Ledger) getMany(ctx context.Context, repo string, issues []int64) ([]*R
 }
 
 func (l *Ledger) indexRows(ctx context.Context, op, repo, key string) ([]*Record, error) {
-	if !dispatch.ValidRepo(repo) {
+	if !ghrepo.Valid(repo) {
 		return nil, fmt.Errorf("ledger: %s: repo %q is not owner/name", op, repo)
 	}
 	members, err := l.rdb.ZRange(ctx, key, 0, -1).Result()
@@ -272,14 +273,14 @@ func (l *Ledger) List(ctx context.Context, repo, cursor string, limit int) (rows
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
-	if repo != "" && !dispatch.ValidRepo(repo) {
+	if repo != "" && !ghrepo.Valid(repo) {
 		return nil, "", fmt.Errorf("ledger: list: repo %q is not owner/name", repo)
 	}
 	curRepo, curIssue := repo, int64(0)
 	if cursor != "" {
 		r, n, ok := strings.Cut(cursor, "#")
 		issue, perr := strconv.ParseInt(n, 10, 64)
-		if !ok || perr != nil || !dispatch.ValidRepo(r) || (repo != "" && r != repo) {
+		if !ok || perr != nil || !ghrepo.Valid(r) || (repo != "" && r != repo) {
 			return nil, "", fmt.Errorf("ledger: list: cursor %q is not one this list gave", cursor)
 		}
 		curRepo, curIssue = r, issue

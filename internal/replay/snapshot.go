@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 )
 
 // Snapshot is a parsed, validated replay snapshot: the clock and the rows in
@@ -112,7 +113,7 @@ func parseRow(i int, item json.RawMessage) (*dispatch.Row, error) {
 		return nil, e
 	}
 	var repo string
-	if json.Unmarshal(raw, &repo) != nil || !dispatch.ValidRepo(repo) {
+	if json.Unmarshal(raw, &repo) != nil || !ghrepo.Valid(repo) {
 		e.Field, e.Problem = "repo", fmt.Sprintf("must be \"owner/name\" (got %s)", clip(raw))
 		return nil, e
 	}

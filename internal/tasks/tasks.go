@@ -25,6 +25,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 )
 
 // Task type names.
@@ -96,12 +97,9 @@ var deliveryPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 // ValidDelivery reports whether s can serve as a delivery id in a task id.
 func ValidDelivery(s string) bool { return deliveryPattern.MatchString(s) }
 
-// headPattern accepts SHA-1 and SHA-256 object names.
-var headPattern = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
-
 func (p ReevaluatePayload) validate() error {
 	switch {
-	case !dispatch.ValidRepo(p.Repo):
+	case !ghrepo.Valid(p.Repo):
 		return fmt.Errorf("reevaluate payload: repo %q is not owner/name", p.Repo)
 	case p.Issue <= 0:
 		return fmt.Errorf("reevaluate payload: issue %d is not positive", p.Issue)
@@ -113,12 +111,12 @@ func (p ReevaluatePayload) validate() error {
 
 func (p ExportPushPayload) validate() error {
 	switch {
-	case !dispatch.ValidRepo(p.Repo):
+	case !ghrepo.Valid(p.Repo):
 		return fmt.Errorf("export push payload: repo %q is not owner/name", p.Repo)
 	case p.Issue <= 0:
 		return fmt.Errorf("export push payload: issue %d is not positive", p.Issue)
-	case !headPattern.MatchString(p.Head):
-		return fmt.Errorf("export push payload: head %q is not a lowercase hex object name", p.Head)
+	case !dispatch.ValidHead(p.Head):
+		return fmt.Errorf("export push payload: head %q is not 40 lowercase hex", p.Head)
 	}
 	return nil
 }

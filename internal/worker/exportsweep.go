@@ -8,6 +8,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/retry"
@@ -122,7 +123,7 @@ const (
 
 // toPublish decides whether row needs an export:push.
 func (w *Worker) toPublish(row *ledger.Record) publishDecision {
-	if row.JudgedHead == nil || !export.ValidHead(*row.JudgedHead) {
+	if row.JudgedHead == nil || !dispatch.ValidHead(*row.JudgedHead) {
 		return skipNoHead
 	}
 	st := row.Export
