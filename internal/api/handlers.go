@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"sort"
 	"strconv"
@@ -224,28 +225,10 @@ func checkCursor(cursor, repo string) error {
 	}
 	cr, n, ok := strings.Cut(cursor, "#")
 	issue, err := strconv.ParseInt(n, 10, 64)
-	if !ok || err != nil || issue < 1 || !ghrepo.Valid(cr) || (repo != "" && cr != repo) {
+	if !ok || err != nil || issue < 1 || !ghrepo.Valid(cr) || (repo != "" && !ghrepo.Same(cr, repo)) {
 		return badField("cursor", "not a cursor this list gave")
 	}
 	return nil
-}
-
-// eachRow calls fn on every row of repo, paging through the ledger.
-func (s *server) eachRow(ctx context.Context, repo string, fn func(*ledger.Record)) error {
-	cursor := ""
-	for {
-		rows, next, err := s.ledger.List(ctx, repo, cursor, MaxLimit)
-		if err != nil {
-			return err
-		}
-		for _, rec := range rows {
-			fn(rec)
-		}
-		if next == "" {
-			return nil
-		}
-		cursor = next
-	}
 }
 
 func (s *server) heldPaths(ctx context.Context, w *responseWriter, r *request) error {
@@ -254,11 +237,14 @@ func (s *server) heldPaths(ctx context.Context, w *responseWriter, r *request) e
 	}
 	now := s.now()
 	out := HeldPaths{Held: []HeldPath{}}
-	err := s.eachRow(ctx, r.repo, func(rec *ledger.Record) {
-		v := rec.View(now) // held_paths is empty unless holds_files
-		for _, p := range v.HeldPaths {
-			out.Held = append(out.Held, HeldPath{Path: p, Issue: v.Issue, Stage: v.Stage, Until: v.HeldUntil})
+	err := s.ledger.Holding(ctx, r.repo, now, func(rows []*ledger.Record) error {
+		for _, rec := range rows {
+			v := rec.View(now) // held_paths is empty unless holds_files
+			for _, p := range v.HeldPaths {
+				out.Held = append(out.Held, HeldPath{Path: p, Issue: v.Issue, Stage: v.Stage, Until: v.HeldUntil})
+			}
 		}
+		return nil
 	})
 	if err != nil {
 		return err
@@ -283,18 +269,23 @@ func (s *server) admission(ctx context.Context, w *responseWriter, r *request) e
 	if err != nil {
 		return err
 	}
-	var queue uint32
-	sentBack := map[int64]bool{}
-	err = s.eachRow(ctx, r.repo, func(rec *ledger.Record) {
-		if rules.InReviewQueue(rec.Started, rec.FinishedAt != nil, rec.ReviewWord(), rec.Reaped, rec.IssueOpen) {
-			queue++
-		}
-		if rec.ReviewWord() == "sendBack" {
-			sentBack[rec.Issue] = true
-		}
-	})
+	n, err := s.ledger.ReviewQueueLen(ctx, r.repo)
 	if err != nil {
 		return err
+	}
+	queue := uint32(min(n, math.MaxUint32))
+	// Only the candidates' own rows say which are send-backs.
+	issues := make([]int64, len(cands))
+	for i, c := range cands {
+		issues[i] = c.Issue
+	}
+	rows, err := s.ledger.GetMany(ctx, r.repo, issues)
+	if err != nil {
+		return err
+	}
+	sentBack := map[int64]bool{}
+	for _, rec := range rows {
+		sentBack[rec.Issue] = rec.ReviewWord() == "sendBack"
 	}
 	out := Admission{Queue: queue, Admitted: []int64{}, Held: []int64{}}
 	for _, c := range cands {

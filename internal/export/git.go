@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/queen-app/queen-app/internal/ghrepo"
 )
 
 // DefaultGitTimeout bounds one git command.
@@ -73,8 +75,9 @@ type repo struct {
 // open locks repo, creates its bare clone when missing, and returns the
 // hold with a release that deletes the task's private refs and unlocks.
 func (g *Git) open(ctx context.Context, name, token string) (*repo, func(), error) {
-	unlock := g.lock(name)
-	dir := filepath.Join(g.Dir, filepath.FromSlash(name)+".git")
+	// One clone and one lock per repository, whatever its spelling.
+	unlock := g.lock(ghrepo.Key(name))
+	dir := filepath.Join(g.Dir, filepath.FromSlash(ghrepo.Key(name))+".git")
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	r := &repo{

@@ -55,6 +55,7 @@ func (f EnqueuerFunc) Enqueue(ctx context.Context, t *asynq.Task) (tasks.Result,
 // one.
 type Installs interface {
 	Lookup(ctx context.Context, repo string) (installationID int64, suspended, ok bool, err error)
+	Synced(ctx context.Context) (bool, error)
 	Set(ctx context.Context, inst installs.Installation) error
 	Remove(ctx context.Context, id int64) error
 	Suspend(ctx context.Context, id int64) error
@@ -270,6 +271,17 @@ func (h *handler) pullRequest(ctx context.Context, d *delivery, body []byte) out
 		return unavailable(err)
 	}
 	if !installed {
+		// Before the first sync "not installed" means "not known yet":
+		// ignoring would lose the delivery, a 503 has GitHub keep it.
+		sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		synced, err := h.installs.Synced(sctx)
+		cancel()
+		switch {
+		case err != nil:
+			return unavailable(err)
+		case !synced:
+			return outcome{code: http.StatusServiceUnavailable, status: "installations not synced yet, retry later"}
+		}
 		return ignored("repository not installed")
 	}
 	if ev.Installation == nil || ev.Installation.ID != instID {

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/githubtest"
 	"github.com/queen-app/queen-app/internal/installs"
 	"github.com/queen-app/queen-app/internal/redistest"
@@ -62,7 +63,7 @@ func newFixture(t testing.TB, split bool) *fixture {
 		f.queue = redistest.Start(t)
 	}
 	f.reg = installs.New(f.store.Client())
-	if err := f.reg.Set(context.Background(), installs.Installation{ID: installID, Repos: []string{repoName}}); err != nil {
+	if err := f.reg.Replace(context.Background(), []installs.Installation{{ID: installID, Repos: []string{repoName}}}, true); err != nil {
 		t.Fatal(err)
 	}
 	opt := asynq.RedisClientOpt{Addr: f.queue.Addr}
@@ -285,7 +286,7 @@ func TestAcceptedEnqueuesOneTaskWithPayload(t *testing.T) {
 			if rec.Code != http.StatusAccepted {
 				t.Fatalf("code %d (%s), want 202", rec.Code, rec.Body)
 			}
-			id := "reevaluate:" + repoName + ":4242:" + delivery
+			id := "reevaluate:" + ghrepo.Key(repoName) + ":4242:" + delivery
 			var resp map[string]string
 			if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || resp["status"] != "accepted" || resp["task_id"] != id {
 				t.Fatalf("response %s, want accepted with task_id %s", rec.Body, id)
@@ -365,6 +366,30 @@ func TestIgnoredRepositories(t *testing.T) {
 	}
 	if !strings.Contains(f.logs.String(), "repository not installed") {
 		t.Fatalf("uninstalled repository not logged:\n%s", f.logs)
+	}
+}
+
+// Before the registry's first complete sync a repository it does not know
+// may well be installed: the delivery is refused with a 503, so GitHub keeps
+// it as failed for the redelivery job, never answered 202 and dropped.
+func TestUnknownRepositoryBeforeTheFirstSyncIs503(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := context.Background()
+	if err := f.store.Client().Del(ctx, installs.KeySynced).Err(); err != nil {
+		t.Fatal(err)
+	}
+	body := encode(t, pr(t, "closed.payload.json", "queen-12", true))
+	if err := f.reg.Remove(ctx, installID); err != nil {
+		t.Fatal(err)
+	}
+	if rec := f.post("pull_request", "d-early", body, nil); rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("before the first sync: code %d %s; want 503", rec.Code, rec.Body)
+	}
+	if err := f.reg.Replace(ctx, []installs.Installation{{ID: installID, Repos: []string{repoName}}}, true); err != nil {
+		t.Fatal(err)
+	}
+	if rec := f.post("pull_request", "d-early", body, nil); rec.Code != http.StatusAccepted || len(f.queued()) != 1 {
+		t.Fatalf("after the sync: code %d, %d tasks; want the redelivery enqueued", rec.Code, len(f.queued()))
 	}
 }
 
@@ -510,7 +535,7 @@ func TestLogsNeverCarryBodyOrSecret(t *testing.T) {
 	}
 	want := map[string]any{"delivery_id": "log-delivery", "event": "pull_request", "action": "closed",
 		"installation_id": float64(installID), "repo": repoName, "issue": float64(31),
-		"task_id": "reevaluate:" + repoName + ":31:log-delivery"}
+		"task_id": "reevaluate:" + ghrepo.Key(repoName) + ":31:log-delivery"}
 	for k, v := range want {
 		if line[k] != v {
 			t.Errorf("log %s = %v, want %v", k, line[k], v)
@@ -546,7 +571,6 @@ func TestVerifySignatureIgnoresEmptySecret(t *testing.T) {
 		t.Fatal("second secret not tried")
 	}
 }
-
 
 // value reads a counter.
 func value(c prometheus.Counter) float64 {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 )
 
 // maxPages bounds a paged read (100 per page); a longer list is an error,
@@ -58,7 +59,7 @@ func (a *App) ListBranchPRs(ctx context.Context, installationID int64, owner, re
 		}
 		for _, p := range prs {
 			head := p.GetHead()
-			if head == nil || head.GetRef() != branch || head.Repo == nil || !strings.EqualFold(head.Repo.GetFullName(), full) {
+			if head == nil || head.GetRef() != branch || head.Repo == nil || !ghrepo.Same(head.Repo.GetFullName(), full) {
 				continue
 			}
 			out = append(out, PR{
@@ -265,7 +266,7 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 		}
 		var prs []PR
 		for _, n := range conn.Nodes {
-			if n.HeadRepository == nil || !strings.EqualFold(n.HeadRepository.NameWithOwner, full) {
+			if n.HeadRepository == nil || !ghrepo.Same(n.HeadRepository.NameWithOwner, full) {
 				continue
 			}
 			state := "open"

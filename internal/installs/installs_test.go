@@ -100,10 +100,20 @@ func TestSetSuspendedAndReplace(t *testing.T) {
 	if _, susp, ok := lookup(t, r, "a/x"); !ok || !susp {
 		t.Fatal("Set with Suspended did not suspend")
 	}
+	if ok, err := r.Synced(ctx); err != nil || ok {
+		t.Fatalf("synced before any sync: %t %v", ok, err)
+	}
+	must(t, r.Replace(ctx, []Installation{{ID: 7, Repos: []string{"b/y"}}}, false))
+	if ok, _ := r.Synced(ctx); ok {
+		t.Fatal("an incomplete sync counted as synced")
+	}
 	must(t, r.Replace(ctx, []Installation{
 		{ID: 7, Repos: []string{"b/y", "b/z"}},
 		{ID: 8, Repos: []string{"c/w"}, Suspended: true},
-	}))
+	}, true))
+	if ok, _ := r.Synced(ctx); !ok {
+		t.Fatal("a complete sync did not count")
+	}
 	want := []Repo{{"b/y", 7, false}, {"b/z", 7, false}, {"c/w", 8, true}}
 	if got := repos(t, r); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after Replace: %+v\nwant %+v", got, want)

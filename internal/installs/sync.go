@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/githubapp"
+	"github.com/queen-app/queen-app/internal/retry"
 )
 
 // Source lists the App's installations and their repositories;
@@ -64,11 +66,19 @@ func Sync(ctx context.Context, src Source, reg *Registry) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("installs: sync: %w", err)
 	}
-	if err := reg.Replace(ctx, insts); err != nil {
+	if err := reg.Replace(ctx, insts, len(errs) == 0); err != nil {
 		return err
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("installs: sync: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// SyncUntilDone runs Sync until it completes once, backing off while GitHub
+// cannot be reached; installation events and claim:sweep keep it current.
+func SyncUntilDone(ctx context.Context, src Source, reg *Registry, log *slog.Logger) {
+	if retry.Until(ctx, log, "installation sync", func(ctx context.Context) error { return Sync(ctx, src, reg) }) == nil {
+		log.Info("installations synced")
+	}
 }

@@ -52,8 +52,8 @@ func TestClusterKeysShareOneSlot(t *testing.T) {
 	}
 	// The same script with the global stream among its keys is refused, as it would be on a real cluster.
 	k := l.keysOf("hive/t27", 8)
-	err = casScript.Run(ctx, c, []string{k.row, k.history, k.rows, k.accepted, k.sendbacks, l.auditKey()},
-		0, 1, "{}", 8, "0", "0", "{}", 10, 10, "w").Err()
+	f := &fixture{ctx: ctx}
+	_, err = f.cas(c, k, l.auditKey(), 0, 1, "{}", 8, "w")
 	if err == nil || !strings.Contains(strings.ToUpper(err.Error()), "CROSSSLOT") {
 		t.Fatalf("cross-slot script: %v; want CROSSSLOT", err)
 	}

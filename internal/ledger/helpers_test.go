@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/testkit"
@@ -71,3 +73,23 @@ func prs(open, merged, closed uint32) dispatch.PRState {
 const accepted = `{"started": true, "dispatched_at": "2026-10-10T17:00:00Z", "finished_at": "2026-10-10T19:00:00Z", "review_state": "accept", "owned_paths": ["src/a.go"]}`
 
 const sentBack = `{"started": true, "dispatched_at": "2026-10-10T17:00:00Z", "finished_at": "2026-10-10T19:50:00Z", "review_state": "sendBack", "send_backs": 1, "owned_paths": ["src/a.go"]}`
+
+// all reads a whole index two rows a page, so every test of an index also
+// goes through its paging.
+func all(l *Ledger, ctx context.Context, repo string, ix Index) ([]*Record, error) {
+	var out []*Record
+	err := l.Each(ctx, repo, ix, 2, func(rows []*Record) error {
+		out = append(out, rows...)
+		return nil
+	})
+	return out, err
+}
+
+// cas runs the write script directly, as a retried or refused call would.
+func (f *fixture) cas(rdb redis.Scripter, keys keys, audit string, expect, next int64, row string, issue int64, id string) ([]any, error) {
+	ks := []string{keys.row, keys.history, keys.rows, keys.accepted, keys.sendbacks, keys.holding, keys.review, keys.seq}
+	if audit != "" {
+		ks = append(ks, audit)
+	}
+	return casScript.Run(f.ctx, rdb, ks, expect, next, row, issue, "0", "0", `{"version":1}`, 50, 1000, id, "", "0", 60, "").Slice()
+}

@@ -3,20 +3,27 @@
 // with every decision appended to a capped audit stream and to the row's own
 // recent history.
 //
-// Keys (P is Options.Prefix, "queen" by default; {owner/name} is a Redis
-// Cluster hash tag, so every key of one repository lives in one slot):
+// Keys (P is Options.Prefix, "queen" by default; R is the repository's
+// canonical key, ghrepo.Key: lower case; {R} is a Redis Cluster hash tag, so
+// every key of one repository lives in one slot):
 //
-//	P:{owner/name}:row:N      hash: v (version), row (JSON of Record), w (last write id)
-//	P:{owner/name}:history:N  list: the row's recent audit entries, newest first
-//	P:{owner/name}:rows       zset: every row of the repository (score = issue)
-//	P:{owner/name}:accepted   zset: finished rows with review_state accept
-//	P:{owner/name}:sendbacks  zset: finished rows with review_state sendBack
-//	P:repos                   zset: every repository that ever had a row (score 0, by name)
-//	P:audit                   stream: every decision, capped near Options.AuditMaxLen
+//	P:{R}:row:N      hash: v (version), row (JSON of Record), w (last write id)
+//	P:{R}:history:N  list: the row's recent audit entries, newest first
+//	P:{R}:rows       zset: every row of the repository (score = issue)
+//	P:{R}:accepted   zset: finished rows with review_state accept
+//	P:{R}:sendbacks  zset: finished rows with review_state sendBack
+//	P:{R}:holding    zset: rows that may hold files (score 0 while working,
+//	                 else finished_at in Unix seconds: the hold runs out)
+//	P:{R}:review     zset: rows in the review queue (review-first card)
+//	P:{R}:seq        string: the highest version a deleted row of R had
+//	P:repos          zset: every repository that ever had a row (score 0, by key)
+//	P:audit          stream: every decision, capped near Options.AuditMaxLen
+//	P:schema         string: the key layout's version, for Migrate
 //
-// A deleted row leaves its hash with only its version (a tombstone), so a row
-// created again continues the version sequence and a decision made on the
-// old row can never match the new one.
+// A row created starts above P:{R}:seq, so a decision made on a deleted row
+// can never match a new one, however long ago it was deleted. A deleted
+// row's hash (its last version and write id) and its history expire after
+// DeletedRetention.
 package ledger
 
 import (
@@ -33,6 +40,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
+	"github.com/queen-app/queen-app/internal/rules"
 )
 
 var (
@@ -106,12 +114,23 @@ type Pin struct {
 // View is the claim view of the stored row at now.
 func (r *Record) View(now time.Time) dispatch.View { return dispatch.ViewOf(&r.Row, now) }
 
+// DeletedRetention is how long a deleted row's hash and history are kept
+// for inspection; the versions of a row created after continue above every
+// version the repository had, so nothing depends on them being kept.
+const DeletedRetention = 30 * 24 * time.Hour
+
+// DefaultPage is how many rows a paged read holds at once: one GraphQL
+// batch of the sweep.
+const DefaultPage = 100
+
 type keys struct {
-	row, history, rows, accepted, sendbacks string
+	row, history, rows, accepted, sendbacks, holding, review, seq string
 }
 
+// repoKey names a key of repo's slot; the repository's canonical key makes
+// every spelling of one repository meet.
 func (l *Ledger) repoKey(repo, what string) string {
-	return l.opts.Prefix + ":{" + repo + "}:" + what
+	return l.opts.Prefix + ":{" + ghrepo.Key(repo) + "}:" + what
 }
 
 func (l *Ledger) keysOf(repo string, issue int64) keys {
@@ -122,11 +141,15 @@ func (l *Ledger) keysOf(repo string, issue int64) keys {
 		rows:      l.repoKey(repo, "rows"),
 		accepted:  l.repoKey(repo, "accepted"),
 		sendbacks: l.repoKey(repo, "sendbacks"),
+		holding:   l.repoKey(repo, "holding"),
+		review:    l.repoKey(repo, "review"),
+		seq:       l.repoKey(repo, "seq"),
 	}
 }
 
-func (l *Ledger) reposKey() string { return l.opts.Prefix + ":repos" }
-func (l *Ledger) auditKey() string { return l.opts.Prefix + ":audit" }
+func (l *Ledger) reposKey() string  { return l.opts.Prefix + ":repos" }
+func (l *Ledger) auditKey() string  { return l.opts.Prefix + ":audit" }
+func (l *Ledger) schemaKey() string { return l.opts.Prefix + ":schema" }
 
 func checkKey(repo string, issue int64) error {
 	if !ghrepo.Valid(repo) {
@@ -142,31 +165,60 @@ func opErr(op, repo string, issue int64, err error) error {
 	return fmt.Errorf("ledger: %s %s#%d: %w", op, repo, issue, err)
 }
 
-// load reads a row. A missing row or a tombstone returns exists false and
-// the version a new row must follow.
-func (l *Ledger) load(ctx context.Context, repo string, issue int64) (rec *Record, exists bool, err error) {
-	vals, err := l.rdb.HMGet(ctx, l.keysOf(repo, issue).row, "v", "row").Result()
-	if err != nil {
-		return nil, false, err
+// stored is a row as read: its record (nil when absent or deleted), the
+// version in its hash, and the repository's highest version.
+type stored struct {
+	rec     *Record
+	version int64
+	seq     int64
+}
+
+// load reads one row with the repository's version counter.
+func (l *Ledger) load(ctx context.Context, repo string, issue int64) (stored, error) {
+	k := l.keysOf(repo, issue)
+	var hm *redis.SliceCmd
+	var seq *redis.StringCmd
+	_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		hm = p.HMGet(ctx, k.row, "v", "row")
+		seq = p.Get(ctx, k.seq)
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return stored{}, err
 	}
+	var st stored
+	if s, ok := seq.Val(), seq.Err() == nil; ok {
+		if st.seq, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return stored{}, fmt.Errorf("stored version counter %q: %v", s, err)
+		}
+	}
+	rec, v, err := decodeRow(hm.Val())
+	if err != nil {
+		return stored{}, err
+	}
+	st.rec, st.version = rec, v
+	return st, nil
+}
+
+// decodeRow reads an HMGET v row answer; a missing row is a nil record.
+func decodeRow(vals []any) (*Record, int64, error) {
 	var version int64
 	if s, ok := vals[0].(string); ok {
+		var err error
 		if version, err = strconv.ParseInt(s, 10, 64); err != nil {
-			return nil, false, fmt.Errorf("stored version %q: %v", s, err)
+			return nil, 0, fmt.Errorf("stored version %q: %v", s, err)
 		}
 	}
 	s, ok := vals[1].(string)
 	if !ok {
-		rec = &Record{Row: *dispatch.New(repo, issue)}
-		rec.Version = version
-		return rec, false, nil
+		return nil, version, nil
 	}
-	rec = new(Record)
+	rec := new(Record)
 	if err := json.Unmarshal([]byte(s), rec); err != nil {
-		return nil, false, fmt.Errorf("stored row: %v", err)
+		return nil, 0, fmt.Errorf("stored row: %v", err)
 	}
 	rec.Version = version
-	return rec, true, nil
+	return rec, version, nil
 }
 
 // Get returns the stored row.
@@ -174,18 +226,29 @@ func (l *Ledger) Get(ctx context.Context, repo string, issue int64) (*Record, er
 	if err := checkKey(repo, issue); err != nil {
 		return nil, err
 	}
-	rec, ok, err := l.load(ctx, repo, issue)
+	st, err := l.load(ctx, repo, issue)
 	if err != nil {
 		return nil, opErr("get", repo, issue, err)
 	}
-	if !ok {
+	if st.rec == nil {
 		return nil, opErr("get", repo, issue, ErrNotFound)
 	}
-	return rec, nil
+	return st.rec, nil
 }
 
-// getMany reads the rows of issues in one pipeline, skipping rows deleted
-// since the index was read.
+// GetMany reads the rows of issues of repo in one round trip, in the order
+// given, leaving out rows that do not exist.
+func (l *Ledger) GetMany(ctx context.Context, repo string, issues []int64) ([]*Record, error) {
+	if !ghrepo.Valid(repo) {
+		return nil, fmt.Errorf("ledger: repo %q is not owner/name", repo)
+	}
+	rows, err := l.getMany(ctx, repo, issues)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: get rows of %s: %w", repo, err)
+	}
+	return rows, nil
+}
+
 func (l *Ledger) getMany(ctx context.Context, repo string, issues []int64) ([]*Record, error) {
 	if len(issues) == 0 {
 		return nil, nil
@@ -202,51 +265,130 @@ func (l *Ledger) getMany(ctx context.Context, repo string, issues []int64) ([]*R
 	}
 	out := make([]*Record, 0, len(issues))
 	for i, c := range cmds {
-		vals := c.Val()
-		s, ok := vals[1].(string)
-		if !ok {
-			continue
+		rec, _, err := decodeRow(c.Val())
+		if err != nil {
+			return nil, fmt.Errorf("row %s#%d: %w", repo, issues[i], err)
 		}
-		rec := new(Record)
-		if err := json.Unmarshal([]byte(s), rec); err != nil {
-			return nil, fmt.Errorf("stored row %s#%d: %v", repo, issues[i], err)
+		if rec != nil {
+			out = append(out, rec)
 		}
-		if v, ok := vals[0].(string); ok {
-			rec.Version, _ = strconv.ParseInt(v, 10, 64)
-		}
-		out = append(out, rec)
 	}
 	return out, nil
 }
 
-func (l *Ledger) indexRows(ctx context.Context, op, repo, key string) ([]*Record, error) {
+// Index names one of a repository's indexes of rows.
+type Index string
+
+// Indexes a caller may page through.
+const (
+	// IndexAccepted: finished rows whose review_state is accept, the rows
+	// whose pull requests the sweep re-reads and the export publishes.
+	IndexAccepted Index = "accepted"
+	// IndexSendBacks: finished rows whose review_state is sendBack, the
+	// rows send_back_claim decides on.
+	IndexSendBacks Index = "sendbacks"
+)
+
+// Page returns up to n rows of repo's index whose issue is above after, by
+// issue; next is the issue to continue after, 0 once the index ran out.
+func (l *Ledger) Page(ctx context.Context, repo string, ix Index, after int64, n int) (rows []*Record, next int64, err error) {
+	if ix != IndexAccepted && ix != IndexSendBacks {
+		return nil, 0, fmt.Errorf("ledger: no index %q", ix)
+	}
 	if !ghrepo.Valid(repo) {
-		return nil, fmt.Errorf("ledger: %s: repo %q is not owner/name", op, repo)
+		return nil, 0, fmt.Errorf("ledger: %s: repo %q is not owner/name", ix, repo)
 	}
-	members, err := l.rdb.ZRange(ctx, key, 0, -1).Result()
+	if n <= 0 {
+		n = DefaultPage
+	}
+	members, err := l.rdb.ZRangeByScore(ctx, l.repoKey(repo, string(ix)), &redis.ZRangeBy{
+		Min: "(" + strconv.FormatInt(after, 10), Max: "+inf", Count: int64(n),
+	}).Result()
 	if err != nil {
-		return nil, fmt.Errorf("ledger: %s %s: %w", op, repo, err)
+		return nil, 0, fmt.Errorf("ledger: %s %s: %w", ix, repo, err)
 	}
-	rows, err := l.getMany(ctx, repo, parseIssues(members))
+	issues, err := parseIssues(members)
 	if err != nil {
-		return nil, fmt.Errorf("ledger: %s %s: %w", op, repo, err)
+		return nil, 0, fmt.Errorf("ledger: %s %s: %w", ix, repo, err)
 	}
-	return rows, nil
+	if rows, err = l.getMany(ctx, repo, issues); err != nil {
+		return nil, 0, fmt.Errorf("ledger: %s %s: %w", ix, repo, err)
+	}
+	if len(issues) == n {
+		next = issues[len(issues)-1]
+	}
+	return rows, next, nil
 }
 
-// Accepted returns the finished rows of repo whose review_state is accept,
-// by issue: the rows whose pull requests the sweep re-reads.
-func (l *Ledger) Accepted(ctx context.Context, repo string) ([]*Record, error) {
-	return l.indexRows(ctx, "accepted", repo, l.repoKey(repo, "accepted"))
+// Each calls fn with the rows of repo's index a page of up to n at a time,
+// so memory holds one page whatever the size of the ledger.
+func (l *Ledger) Each(ctx context.Context, repo string, ix Index, n int, fn func([]*Record) error) error {
+	for after := int64(0); ; {
+		rows, next, err := l.Page(ctx, repo, ix, after, n)
+		if err != nil {
+			return err
+		}
+		if len(rows) > 0 {
+			if err := fn(rows); err != nil {
+				return err
+			}
+		}
+		if next == 0 {
+			return nil
+		}
+		after = next
+	}
 }
 
-// FinishedSendBacks returns the finished rows of repo whose review_state is
-// sendBack, by issue: the rows send_back_claim decides on.
-func (l *Ledger) FinishedSendBacks(ctx context.Context, repo string) ([]*Record, error) {
-	return l.indexRows(ctx, "finished send-backs", repo, l.repoKey(repo, "sendbacks"))
+// Holding calls fn with pages of repo's rows that may hold files at now:
+// the working ones and those finished within the longest hold. A row's own
+// view says whether it still holds.
+func (l *Ledger) Holding(ctx context.Context, repo string, now time.Time, fn func([]*Record) error) error {
+	if !ghrepo.Valid(repo) {
+		return fmt.Errorf("ledger: holding: repo %q is not owner/name", repo)
+	}
+	since := now.Add(-time.Duration(max(rules.SendBackHoldMinutes, rules.AwaitingHoldMinutes)+1) * time.Minute).Unix()
+	key := l.repoKey(repo, "holding")
+	var issues []int64
+	for _, rng := range [][2]string{{"0", "0"}, {strconv.FormatInt(since, 10), "+inf"}} {
+		members, err := l.rdb.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: rng[0], Max: rng[1]}).Result()
+		if err != nil {
+			return fmt.Errorf("ledger: holding %s: %w", repo, err)
+		}
+		got, err := parseIssues(members)
+		if err != nil {
+			return fmt.Errorf("ledger: holding %s: %w", repo, err)
+		}
+		issues = append(issues, got...)
+	}
+	for len(issues) > 0 {
+		page := issues[:min(DefaultPage, len(issues))]
+		issues = issues[len(page):]
+		rows, err := l.getMany(ctx, repo, page)
+		if err != nil {
+			return fmt.Errorf("ledger: holding %s: %w", repo, err)
+		}
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// Repos returns every repository that has had a row, by name.
+// ReviewQueueLen counts repo's rows in the review queue (the review-first
+// card's queue_len), without reading them.
+func (l *Ledger) ReviewQueueLen(ctx context.Context, repo string) (int64, error) {
+	if !ghrepo.Valid(repo) {
+		return 0, fmt.Errorf("ledger: review queue: repo %q is not owner/name", repo)
+	}
+	n, err := l.rdb.ZCard(ctx, l.repoKey(repo, "review")).Result()
+	if err != nil {
+		return 0, fmt.Errorf("ledger: review queue %s: %w", repo, err)
+	}
+	return n, nil
+}
+
+// Repos returns the canonical key of every repository that has had a row.
 func (l *Ledger) Repos(ctx context.Context) ([]string, error) {
 	repos, err := l.rdb.ZRange(ctx, l.reposKey(), 0, -1).Result()
 	if err != nil {
@@ -255,17 +397,21 @@ func (l *Ledger) Repos(ctx context.Context) ([]string, error) {
 	return repos, nil
 }
 
-func parseIssues(members []string) []int64 {
+// parseIssues reads index members; a member that is not an issue number
+// is damage the caller must see, not a row to skip silently.
+func parseIssues(members []string) ([]int64, error) {
 	out := make([]int64, 0, len(members))
 	for _, m := range members {
-		if n, err := strconv.ParseInt(m, 10, 64); err == nil {
-			out = append(out, n)
+		n, err := strconv.ParseInt(m, 10, 64)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("index member %q is not an issue number", m)
 		}
+		out = append(out, n)
 	}
-	return out
+	return out, nil
 }
 
-// List returns up to limit rows after cursor, ordered by repository name
+// List returns up to limit rows after cursor, ordered by repository key
 // and issue: all repositories when repo is "". The next cursor is "" once
 // the rows ran out (a full last page may be followed by an empty one). A
 // cursor is opaque ("owner/name#N" of the last row returned).
@@ -276,18 +422,18 @@ func (l *Ledger) List(ctx context.Context, repo, cursor string, limit int) (rows
 	if repo != "" && !ghrepo.Valid(repo) {
 		return nil, "", fmt.Errorf("ledger: list: repo %q is not owner/name", repo)
 	}
-	curRepo, curIssue := repo, int64(0)
+	curRepo, curIssue := ghrepo.Key(repo), int64(0)
 	if cursor != "" {
 		r, n, ok := strings.Cut(cursor, "#")
 		issue, perr := strconv.ParseInt(n, 10, 64)
-		if !ok || perr != nil || !ghrepo.Valid(r) || (repo != "" && r != repo) {
+		if !ok || perr != nil || !ghrepo.Valid(r) || (repo != "" && !ghrepo.Same(r, repo)) {
 			return nil, "", fmt.Errorf("ledger: list: cursor %q is not one this list gave", cursor)
 		}
-		curRepo, curIssue = r, issue
+		curRepo, curIssue = ghrepo.Key(r), issue
 	}
 	var repos []string
 	if repo != "" {
-		repos = []string{repo}
+		repos = []string{ghrepo.Key(repo)}
 	} else {
 		min := "-"
 		if curRepo != "" {
@@ -311,7 +457,10 @@ func (l *Ledger) List(ctx context.Context, repo, cursor string, limit int) (rows
 			if err != nil {
 				return nil, "", fmt.Errorf("ledger: list %s: %w", r, err)
 			}
-			issues := parseIssues(members)
+			issues, err := parseIssues(members)
+			if err != nil {
+				return nil, "", fmt.Errorf("ledger: list %s: %w", r, err)
+			}
 			got, err := l.getMany(ctx, r, issues)
 			if err != nil {
 				return nil, "", fmt.Errorf("ledger: list %s: %w", r, err)
@@ -324,7 +473,7 @@ func (l *Ledger) List(ctx context.Context, repo, cursor string, limit int) (rows
 		}
 		if len(rows) >= limit {
 			last := rows[len(rows)-1]
-			return rows, last.Repo + "#" + strconv.FormatInt(last.Issue, 10), nil
+			return rows, ghrepo.Key(last.Repo) + "#" + strconv.FormatInt(last.Issue, 10), nil
 		}
 	}
 	return rows, "", nil

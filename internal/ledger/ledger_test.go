@@ -237,7 +237,7 @@ func TestDeleteIsAuditedAndVersionsContinue(t *testing.T) {
 	if _, err := f.l.Delete(f.ctx, repo, 15, "", "api"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
-	if rows, err := f.l.Accepted(f.ctx, repo); err != nil || len(rows) != 0 {
+	if rows, err := all(f.l, f.ctx, repo, IndexAccepted); err != nil || len(rows) != 0 {
 		t.Fatalf("accepted after delete: %v %v", rows, err)
 	}
 	audit, err := f.l.Audit(f.ctx, 10)
@@ -352,10 +352,10 @@ func TestIndexesFollowRows(t *testing.T) {
 	}
 	check := func(step, wantAccepted, wantSendBacks string) {
 		t.Helper()
-		if got := issues(f.l.Accepted(f.ctx, repo)); got != wantAccepted {
+		if got := issues(all(f.l, f.ctx, repo, IndexAccepted)); got != wantAccepted {
 			t.Fatalf("%s: accepted %s; want %s", step, got, wantAccepted)
 		}
-		if got := issues(f.l.FinishedSendBacks(f.ctx, repo)); got != wantSendBacks {
+		if got := issues(all(f.l, f.ctx, repo, IndexSendBacks)); got != wantSendBacks {
 			t.Fatalf("%s: send-backs %s; want %s", step, got, wantSendBacks)
 		}
 	}
@@ -374,7 +374,7 @@ func TestIndexesFollowRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("3 deleted", "[]", "[1]")
-	if got := issues(f.l.Accepted(f.ctx, "other/repo")); got != "[5]" {
+	if got := issues(all(f.l, f.ctx, "other/repo", IndexAccepted)); got != "[5]" {
 		t.Fatalf("other repo accepted %s", got)
 	}
 
@@ -456,7 +456,7 @@ func TestRestartKeepsRowsAndAudit(t *testing.T) {
 			t.Fatalf("audit entry %d after restart %+v; want %+v", i, e, res.Entry)
 		}
 	}
-	if rows, err := l.Accepted(ctx, repo); err != nil || len(rows) != 20 {
+	if rows, err := all(l, ctx, repo, IndexAccepted); err != nil || len(rows) != 20 {
 		t.Fatalf("accepted index after restart: %d rows, %v", len(rows), err)
 	}
 	// Writes go on after the restart (the script cache was lost with it).
@@ -472,8 +472,7 @@ func TestRetriedWriteAppliesOnce(t *testing.T) {
 	k := f.l.keysOf(repo, 30)
 	run := func(id string) []any {
 		t.Helper()
-		res, err := casScript.Run(f.ctx, f.srv.Client(), []string{k.row, k.history, k.rows, k.accepted, k.sendbacks, f.l.auditKey()},
-			0, 1, `{"repo":"hive/t27","issue":30}`, 30, "0", "0", `{"version":1}`, 50, 1000, id).Slice()
+		res, err := f.cas(f.srv.Client(), k, f.l.auditKey(), 0, 1, `{"repo":"hive/t27","issue":30}`, 30, id)
 		if err != nil {
 			t.Fatal(err)
 		}

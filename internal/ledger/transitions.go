@@ -19,7 +19,7 @@ import (
 // the earlier one, and any keep, is dropped. send_back_claim is then decided
 // in the same write. source names the writer for the audit (api, import...).
 func (l *Ledger) Upsert(ctx context.Context, repo string, issue int64, patch map[string]json.RawMessage, source string) (Result, error) {
-	return l.update(ctx, "upsert", repo, issue, updateOpts{create: true, expect: -1}, func(rec *Record, now time.Time) (Change, error) {
+	return l.update(ctx, "upsert", repo, issue, updateOpts{create: true, expect: -1, display: true}, func(rec *Record, now time.Time) (Change, error) {
 		old := rec.DispatchedAt
 		unknown, err := rec.Apply(patch)
 		if err != nil {
@@ -55,18 +55,20 @@ func sameTime(a, b *time.Time) bool {
 // accept_claim in the same write: a free (FreeClosedPR on) or a would_free,
 // or, on a row freed by accept_claim whose PRs now show open or merged
 // work, an unfree. A read that failed (prs.Read false), or one sent before
-// the recorded read, writes and decides nothing. A state equal to the stored one (read_at aside) writes nothing.
+// any read seen so far, writes and decides nothing. A state equal to the
+// stored one (read_at aside) writes no version, but counts as seen.
 func (l *Ledger) RecordPRs(ctx context.Context, repo string, issue int64, prs dispatch.PRState, delivery string) (Result, error) {
-	return l.update(ctx, "record prs", repo, issue, updateOpts{expect: -1}, func(rec *Record, now time.Time) (Change, error) {
-		if !prs.Read {
-			return Change{None: true, Note: OutcomeUnread}, nil
-		}
-		p := prs
-		p.Numbers = slices.Clone(prs.Numbers)
-		if p.ReadAt == nil {
-			t := now
-			p.ReadAt = &t
-		}
+	if !prs.Read {
+		return Result{Outcome: OutcomeUnread}, checkKey(repo, issue)
+	}
+	p := prs
+	p.Numbers = slices.Clone(prs.Numbers)
+	if p.ReadAt == nil {
+		t := l.opts.Now().UTC()
+		p.ReadAt = &t
+	}
+	return l.update(ctx, "record prs", repo, issue, updateOpts{expect: -1, readAt: p.ReadAt}, func(rec *Record, now time.Time) (Change, error) {
+		p := p
 		// A slow read (a sweep's batch, say) can land after a newer one: it
 		// must not undo what the newer read recorded, least of all by a free.
 		if rec.PRs != nil && rec.PRs.ReadAt != nil && p.ReadAt.Before(*rec.PRs.ReadAt) {

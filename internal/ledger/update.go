@@ -10,11 +10,14 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
+	"github.com/queen-app/queen-app/internal/rules"
 )
 
 // Audit actions: what was asked of the ledger.
@@ -26,6 +29,7 @@ const (
 	ActionKeep     = "keep"
 	ActionDelete   = "delete"
 	ActionExport   = "export"
+	ActionMigrate  = "migrate" // moved to its repository's canonical key
 )
 
 // Decisions and outcomes reported in Result.Outcome and Entry.Decision.
@@ -103,47 +107,80 @@ type Result struct {
 func (r Result) Wrote() bool { return r.Entry != nil }
 
 // casScript is the one write path: compare the version, write or delete the
-// row, keep the indexes, append history and (outside a Cluster) the audit.
-// A retried call whose first attempt landed is recognised by its write id.
+// row, keep the indexes and the repository's version counter, append history
+// and (outside a Cluster) the audit. A retried call whose first attempt
+// landed is recognised by its write id.
 //
-// KEYS: row, history, rows, accepted, sendbacks [, audit]
-// ARGV: expect, next, row JSON ("" deletes), issue, accepted 0/1, sendback 0/1,
-// entry, history length, audit maxlen, write id
+// KEYS: row, history, rows, accepted, sendbacks, holding, review, seq [, audit]
+// ARGV: 1 expect, 2 next, 3 row JSON ("" deletes), 4 issue, 5 accepted 0/1,
+// 6 sendback 0/1, 7 entry, 8 history length, 9 audit maxlen, 10 write id,
+// 11 holding score ("" not holding), 12 review 0/1, 13 retention seconds,
+// 14 the PR read's time in Unix ms ("" for other writes)
 var casScript = redis.NewScript(`
 local cur = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 local expect = tonumber(ARGV[1])
+local nxt = tonumber(ARGV[2])
 if cur ~= expect then
-  if cur == expect + 1 and redis.call('HGET', KEYS[1], 'w') == ARGV[10] then
+  if cur == nxt and redis.call('HGET', KEYS[1], 'w') == ARGV[10] then
     return {1, cur, ''}
   end
   return {0, cur, ''}
 end
+if ARGV[14] ~= '' then
+  -- An older read landing after a newer one decides nothing, even when the
+  -- newer one found the recorded state and wrote no version (field r).
+  local r = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
+  if tonumber(ARGV[14]) < r then return {2, cur, ''} end
+  redis.call('HSET', KEYS[1], 'r', ARGV[14])
+end
+local seq = tonumber(redis.call('GET', KEYS[8]) or '0')
+if redis.call('HEXISTS', KEYS[1], 'row') == 0 and ARGV[3] ~= '' and nxt <= seq then
+  return {0, cur, ''}
+end
 local issue = ARGV[4]
 if ARGV[3] == '' then
+  if nxt > seq then redis.call('SET', KEYS[8], nxt) end
   redis.call('HDEL', KEYS[1], 'row')
-  redis.call('HSET', KEYS[1], 'v', ARGV[2], 'w', ARGV[10])
-  redis.call('ZREM', KEYS[3], issue)
-  redis.call('ZREM', KEYS[4], issue)
-  redis.call('ZREM', KEYS[5], issue)
+  redis.call('HSET', KEYS[1], 'v', nxt, 'w', ARGV[10])
+  for i = 3, 7 do redis.call('ZREM', KEYS[i], issue) end
+  redis.call('EXPIRE', KEYS[1], ARGV[13])
 else
-  redis.call('HSET', KEYS[1], 'v', ARGV[2], 'row', ARGV[3], 'w', ARGV[10])
+  redis.call('HSET', KEYS[1], 'v', nxt, 'row', ARGV[3], 'w', ARGV[10])
+  redis.call('PERSIST', KEYS[1])
   redis.call('ZADD', KEYS[3], issue, issue)
   if ARGV[5] == '1' then redis.call('ZADD', KEYS[4], issue, issue) else redis.call('ZREM', KEYS[4], issue) end
   if ARGV[6] == '1' then redis.call('ZADD', KEYS[5], issue, issue) else redis.call('ZREM', KEYS[5], issue) end
+  if ARGV[11] ~= '' then redis.call('ZADD', KEYS[6], ARGV[11], issue) else redis.call('ZREM', KEYS[6], issue) end
+  if ARGV[12] == '1' then redis.call('ZADD', KEYS[7], issue, issue) else redis.call('ZREM', KEYS[7], issue) end
 end
 redis.call('LPUSH', KEYS[2], ARGV[7])
 redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[8]) - 1)
+if ARGV[3] == '' then redis.call('EXPIRE', KEYS[2], ARGV[13]) else redis.call('PERSIST', KEYS[2]) end
 local id = ''
-if KEYS[6] then
-  id = redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[9], '*', 'entry', ARGV[7])
+if KEYS[9] then
+  id = redis.call('XADD', KEYS[9], 'MAXLEN', '~', ARGV[9], '*', 'entry', ARGV[7])
 end
-return {1, tonumber(ARGV[2]), id}
+return {1, nxt, id}
 `)
 
 type updateOpts struct {
-	create bool  // a missing row is created
-	expect int64 // the version the caller decided on; -1: the latest
+	create  bool  // a missing row is created
+	expect  int64 // the version the caller decided on; -1: the latest
+	display bool  // the caller's spelling of repo is the one to keep (the Queen's write)
+	// readAt is a PR read's time: the write is refused as stale when a newer
+	// read was seen, and an unchanged state still marks the read as seen.
+	readAt *time.Time
+	floor  int64 // the written version is at least floor (a migrated row's)
 }
+
+// touchScript marks a read that found the recorded state as seen, without
+// a new version: ARGV 1 the version read, 2 the read's time in Unix ms.
+var touchScript = redis.NewScript(`
+if tonumber(redis.call('HGET', KEYS[1], 'v') or '0') ~= tonumber(ARGV[1]) then return 0 end
+local r = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
+if tonumber(ARGV[2]) > r then redis.call('HSET', KEYS[1], 'r', ARGV[2]) end
+return 1
+`)
 
 type transition func(rec *Record, now time.Time) (Change, error)
 
@@ -168,12 +205,18 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 				return Result{}, opErr(op, repo, issue, err)
 			}
 		}
-		rec, exists, err := l.load(ctx, repo, issue)
+		st, err := l.load(ctx, repo, issue)
 		if err != nil {
 			return Result{}, opErr(op, repo, issue, err)
 		}
+		exists := st.rec != nil
 		if !exists && !o.create {
 			return Result{}, opErr(op, repo, issue, ErrNotFound)
+		}
+		rec := st.rec
+		if !exists {
+			rec = &Record{Row: *dispatch.New(repo, issue)}
+			rec.Version = st.version
 		}
 		if o.expect >= 0 && rec.Version != o.expect {
 			return Result{}, opErr(op, repo, issue, fmt.Errorf("%w: decided on version %d, row is at %d", ErrConflict, o.expect, rec.Version))
@@ -188,24 +231,46 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 		if err != nil {
 			return Result{}, opErr(op, repo, issue, err)
 		}
+		asStored := func() (*Record, error) { // whatever fn did to rec
+			stored := new(Record)
+			return stored, json.Unmarshal(before, stored)
+		}
 		if ch.None {
-			stored := new(Record) // as stored, whatever fn did to rec
-			if err := json.Unmarshal(before, stored); err != nil {
+			stored, err := asStored()
+			if err != nil {
 				return Result{}, opErr(op, repo, issue, err)
 			}
 			return Result{Row: present(stored, exists), Outcome: ch.Note}, nil
 		}
-		rec.Repo, rec.Issue, rec.Version = repo, issue, prev
+		rec.Issue, rec.Version = issue, prev
+		if !exists || o.display {
+			rec.Repo = repo
+		}
 		if !ch.Delete {
 			after, err := json.Marshal(rec)
 			if err != nil {
 				return Result{}, opErr(op, repo, issue, err)
 			}
 			if exists && ch.Decision == "" && bytes.Equal(before, after) {
+				if o.readAt != nil {
+					ok, err := touchScript.Run(ctx, l.rdb, []string{k.row}, prev, o.readAt.UnixMilli()).Int()
+					if err != nil {
+						return Result{}, opErr(op, repo, issue, err)
+					}
+					if ok != 1 {
+						l.conflicts.Add(1)
+						continue
+					}
+				}
 				return Result{Row: rec, Outcome: OutcomeUnchanged}, nil
 			}
 		}
 		rec.Version = prev + 1
+		if !exists {
+			// Above every version the repository gave, deleted rows included.
+			rec.Version = max(prev, st.seq) + 1
+		}
+		rec.Version = max(rec.Version, o.floor)
 		var rowJSON []byte
 		if !ch.Delete {
 			if rowJSON, err = json.Marshal(rec); err != nil {
@@ -222,23 +287,35 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 		}
 		if !ch.Delete && !exists {
 			// Before the row: a failed script leaves at most a repository with no rows listed.
-			if err := l.rdb.ZAdd(ctx, l.reposKey(), redis.Z{Member: repo}).Err(); err != nil {
+			if err := l.rdb.ZAdd(ctx, l.reposKey(), redis.Z{Member: ghrepo.Key(repo)}).Err(); err != nil {
 				return Result{}, opErr(op, repo, issue, err)
 			}
 		}
-		keys := []string{k.row, k.history, k.rows, k.accepted, k.sendbacks}
+		keys := []string{k.row, k.history, k.rows, k.accepted, k.sendbacks, k.holding, k.review, k.seq}
 		if !l.split {
 			keys = append(keys, l.auditKey())
 		}
-		finished := rec.FinishedAt != nil
+		ix := indexesOf(rec)
+		readAt := ""
+		if o.readAt != nil {
+			readAt = strconv.FormatInt(o.readAt.UnixMilli(), 10)
+		}
 		res, err := casScript.Run(ctx, l.rdb, keys,
-			prev, rec.Version, string(rowJSON), issue,
-			flag(finished && rec.ReviewWord() == "accept"), flag(finished && rec.ReviewWord() == "sendBack"),
-			entryJSON, l.opts.HistoryLen, l.opts.AuditMaxLen, writeID()).Slice()
+			prev, rec.Version, string(rowJSON), issue, flag(ix.accepted), flag(ix.sendBack),
+			entryJSON, l.opts.HistoryLen, l.opts.AuditMaxLen, writeID(),
+			ix.holding, flag(ix.review), int64(DeletedRetention/time.Second), readAt).Slice()
 		if err != nil {
 			return Result{}, opErr(op, repo, issue, err)
 		}
-		if ok, _ := res[0].(int64); ok != 1 {
+		switch code, _ := res[0].(int64); code {
+		case 1:
+		case 2:
+			stored, err := asStored()
+			if err != nil {
+				return Result{}, opErr(op, repo, issue, err)
+			}
+			return Result{Row: present(stored, exists), Outcome: OutcomeStaleRead}, nil
+		default:
 			l.conflicts.Add(1)
 			if o.expect >= 0 {
 				return Result{}, opErr(op, repo, issue, fmt.Errorf("%w: decided on version %d, row moved on", ErrConflict, prev))
@@ -255,6 +332,31 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 		return out, nil
 	}
 	return Result{}, opErr(op, repo, issue, fmt.Errorf("%w after %d attempts", ErrConflict, l.opts.MaxRetries))
+}
+
+// indexes says which of its repository's indexes a stored row belongs to.
+type indexes struct {
+	accepted, sendBack, review bool
+	holding                    string // the holding score, "" when it holds nothing
+}
+
+func indexesOf(rec *Record) indexes {
+	finished := rec.FinishedAt != nil
+	word := rec.ReviewWord()
+	ix := indexes{
+		accepted: finished && word == "accept",
+		sendBack: finished && word == "sendBack",
+		review:   rules.InReviewQueue(rec.Started, finished, word, rec.Reaped, rec.IssueOpen),
+	}
+	if rec.Freed == nil { // a freed row holds no files
+		switch rules.StageOf(finished, word) {
+		case rules.StageWorking:
+			ix.holding = "0"
+		case rules.StageSendBack, rules.StageAwaiting:
+			ix.holding = strconv.FormatInt(rec.FinishedAt.Unix(), 10)
+		}
+	}
+	return ix
 }
 
 func present(rec *Record, exists bool) *Record {

@@ -90,8 +90,7 @@ func Parse(data []byte) (*Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
-		// GitHub names are case-insensitive: Owner/Repo and owner/repo are one repository.
-		k := strings.ToLower(r.Key())
+		k := ghrepo.Key(r.Repo) + "#" + strconv.FormatInt(r.Issue, 10)
 		if j, dup := seen[k]; dup {
 			return nil, &Error{Row: i, Key: r.Key(), Field: "issue", Problem: fmt.Sprintf("repeats row %d (same repo and issue)", j)}
 		}

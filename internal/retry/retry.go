@@ -10,8 +10,10 @@
 package retry
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -128,4 +130,26 @@ func (o *Outage) State() (int, time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.failures, o.since
+}
+
+// Until calls fn until it succeeds, waiting Backoff between attempts and
+// logging each failure as what; it returns ctx's error if ctx ends first.
+func Until(ctx context.Context, log *slog.Logger, what string, fn func(context.Context) error) error {
+	for attempt := 0; ; attempt++ {
+		err := fn(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		log.Warn(what+" failed; retrying", "err", err, "attempt", attempt+1)
+		t := time.NewTimer(Backoff(attempt))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }

@@ -1,8 +1,10 @@
 package retry
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -68,5 +70,24 @@ func TestOutageBacksOffAcrossTasksAndResets(t *testing.T) {
 	o.Succeed()
 	if d := o.Fail(now); d > BaseDelay {
 		t.Fatalf("after recovery the first failure waited %s, want at most %s", d, BaseDelay)
+	}
+}
+
+func TestUntilRetriesUntilSuccessOrCancel(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	n := 0
+	err := Until(t.Context(), log, "x", func(context.Context) error {
+		if n++; n < 2 {
+			return errors.New("down")
+		}
+		return nil
+	})
+	if err != nil || n != 2 {
+		t.Fatalf("Until: %v after %d calls; want success on the second", err, n)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := Until(ctx, log, "x", func(context.Context) error { return errors.New("down") }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Until after cancel: %v", err)
 	}
 }

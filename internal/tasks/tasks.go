@@ -121,16 +121,17 @@ func (p ExportPushPayload) validate() error {
 	return nil
 }
 
-// ReevaluateID is the task id of p: reevaluate:{repo}:{issue}:{delivery}.
+// ReevaluateID is the task id of p: reevaluate:{repo}:{issue}:{delivery},
+// with the repository's canonical key: one repository, one id.
 func ReevaluateID(p ReevaluatePayload) string {
-	return "reevaluate:" + p.Repo + ":" + strconv.FormatInt(p.Issue, 10) + ":" + p.Delivery
+	return "reevaluate:" + ghrepo.Key(p.Repo) + ":" + strconv.FormatInt(p.Issue, 10) + ":" + p.Delivery
 }
 
 // ExportPushID is the task id of p: export:push:{repo}:{issue}:{head}, with
 // ":dry-run" after it for a dry run, so that a dry run never blocks a real
 // push of the same head (nor a real push a dry run).
 func ExportPushID(p ExportPushPayload) string {
-	id := "export:push:" + p.Repo + ":" + strconv.FormatInt(p.Issue, 10) + ":" + p.Head
+	id := "export:push:" + ghrepo.Key(p.Repo) + ":" + strconv.FormatInt(p.Issue, 10) + ":" + p.Head
 	if p.DryRun {
 		id += ":dry-run"
 	}

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -54,7 +53,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	ctx, cancel := context.WithCancel(ctx)
 	var syncing sync.WaitGroup
 	syncing.Add(1)
-	go func() { defer syncing.Done(); syncInstallations(ctx, gh, registry, log) }()
+	go func() { defer syncing.Done(); installs.SyncUntilDone(ctx, gh, registry, log) }()
 	defer func() { cancel(); syncing.Wait() }()
 
 	client := asynq.NewClientFromRedisClient(rdb)
@@ -71,10 +70,14 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	if err != nil {
 		return err
 	}
+	led := ledger.New(rdb, ledger.Options{AuditMaxLen: cfg.AuditMaxLen,
+		FreeClosedPR: cfg.FreeClosedPR, ReleaseDeadClaims: cfg.ReleaseDeadClaims})
+	if led.MigrateUntilDone(ctx, log) != nil {
+		return nil // stopped before Redis answered
+	}
 	claims, err := api.New(api.Config{
-		Ledger: ledger.New(rdb, ledger.Options{AuditMaxLen: cfg.AuditMaxLen,
-			FreeClosedPR: cfg.FreeClosedPR, ReleaseDeadClaims: cfg.ReleaseDeadClaims}),
-		Token: cfg.APIToken, ReviewFirst: cfg.ReviewFirst, Logger: log, Registerer: reg,
+		Ledger: led,
+		Token:  cfg.APIToken, ReviewFirst: cfg.ReviewFirst, Logger: log, Registerer: reg,
 		Enqueuer: tasks.NewEnqueuer(client, insp),
 	})
 	if err != nil {
@@ -108,27 +111,6 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	err = errors.Join(<-errc, <-errc)
 	client.Close()
 	return err
-}
-
-// syncInstallations reads the App's installations at start, retrying while
-// GitHub cannot be reached; installation events keep them current after.
-func syncInstallations(ctx context.Context, gh *githubapp.App, reg *installs.Registry, log *slog.Logger) {
-	for attempt := 0; ; attempt++ {
-		err := installs.Sync(ctx, gh, reg)
-		if err == nil {
-			log.Info("installations synced")
-			return
-		}
-		if errors.Is(err, context.Canceled) {
-			return
-		}
-		log.Warn("installation sync failed", "err", err, "attempt", attempt+1)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(min(time.Duration(attempt+1)*5*time.Second, time.Minute)):
-		}
-	}
 }
 
 func must[T any](v T, err error) T {

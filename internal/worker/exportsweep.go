@@ -45,9 +45,9 @@ func (w *Worker) ExportSweep(ctx context.Context, t *asynq.Task) error {
 	if e.Enqueue == nil {
 		return retry.Permanent(errors.New("export sweep: no enqueuer configured"))
 	}
-	rep, rows, err := w.exportSweep(ctx, log)
+	rep, known, err := w.exportSweep(ctx, log)
 	if err == nil {
-		w.reportUnmatched(ctx, log, rows, &rep)
+		w.reportUnmatched(ctx, log, known, &rep)
 	}
 	result := "ok"
 	if err != nil || rep.Failed > 0 {
@@ -63,7 +63,8 @@ func (w *Worker) ExportSweep(ctx context.Context, t *asynq.Task) error {
 	return err
 }
 
-func (w *Worker) exportSweep(ctx context.Context, log *slog.Logger) (exportSweepReport, []*ledger.Record, error) {
+// exportSweep returns the issues of the accepted rows it saw.
+func (w *Worker) exportSweep(ctx context.Context, log *slog.Logger) (exportSweepReport, map[int64]bool, error) {
 	e := w.d.Export
 	rep := exportSweepReport{Unmatched: -1}
 	_, err := w.installation(ctx, e.Repo)
@@ -75,41 +76,45 @@ func (w *Worker) exportSweep(ctx context.Context, log *slog.Logger) (exportSweep
 		log.Info("export sweep: nothing enqueued", "err", err)
 		return rep, nil, nil // suspended: the next sweep looks again
 	}
-	rows, err := w.d.Ledger.Accepted(ctx, e.Repo)
-	if err != nil {
-		return rep, nil, err
+	known := map[int64]bool{}
+	err = w.d.Ledger.Each(ctx, e.Repo, ledger.IndexAccepted, ledger.DefaultPage, func(rows []*ledger.Record) error {
+		for _, row := range rows {
+			known[row.Issue] = true
+			w.enqueuePush(ctx, log, row, &rep)
+		}
+		return ctx.Err()
+	})
+	return rep, known, err
+}
+
+// enqueuePush enqueues export:push for row when it still has to be published.
+func (w *Worker) enqueuePush(ctx context.Context, log *slog.Logger, row *ledger.Record, rep *exportSweepReport) {
+	rep.Rows++
+	switch w.toPublish(row) {
+	case skipNoHead:
+		rep.NoHead++
+		return
+	case skipPublished:
+		rep.Published++
+		return
+	case skipSettled:
+		rep.Settled++
+		return
 	}
-	rep.Rows = len(rows)
-	for _, row := range rows {
-		switch w.toPublish(row) {
-		case skipNoHead:
-			rep.NoHead++
-			continue
-		case skipPublished:
-			rep.Published++
-			continue
-		case skipSettled:
-			rep.Settled++
-			continue
-		}
-		task, err := tasks.NewExportPush(tasks.ExportPushPayload{Repo: row.Repo, Issue: row.Issue, Head: *row.JudgedHead})
-		if err != nil {
-			rep.Failed++
-			log.Warn("export push not enqueued", "issue", row.Issue, "err", err)
-			continue
-		}
-		res, err := e.Enqueue.Enqueue(ctx, task)
-		switch {
-		case err != nil:
-			rep.Failed++
-			log.Warn("export push not enqueued", "issue", row.Issue, "err", err)
-		case res == tasks.Enqueued:
-			rep.Enqueued++
-		default:
-			rep.Queued++
+	task, err := tasks.NewExportPush(tasks.ExportPushPayload{Repo: row.Repo, Issue: row.Issue, Head: *row.JudgedHead})
+	if err == nil {
+		var res tasks.Result
+		if res, err = w.d.Export.Enqueue.Enqueue(ctx, task); err == nil {
+			if res == tasks.Enqueued {
+				rep.Enqueued++
+			} else {
+				rep.Queued++
+			}
+			return
 		}
 	}
-	return rep, rows, nil
+	rep.Failed++
+	log.Warn("export push not enqueued", "issue", row.Issue, "err", err)
 }
 
 type publishDecision int
@@ -149,7 +154,7 @@ func (w *Worker) toPublish(row *ledger.Record) publishDecision {
 
 // reportUnmatched reads the export's listing within ListingBudget and
 // reports its branches that have no ledger row.
-func (w *Worker) reportUnmatched(ctx context.Context, log *slog.Logger, accepted []*ledger.Record, rep *exportSweepReport) {
+func (w *Worker) reportUnmatched(ctx context.Context, log *slog.Logger, known map[int64]bool, rep *exportSweepReport) {
 	e := w.d.Export
 	if e.Lister == nil {
 		return
@@ -160,10 +165,6 @@ func (w *Worker) reportUnmatched(ctx context.Context, log *slog.Logger, accepted
 	if err != nil {
 		log.Warn("export listing unread (only used to report branches with no row)", "err", err)
 		return
-	}
-	known := map[int64]bool{}
-	for _, r := range accepted {
-		known[r.Issue] = true
 	}
 	for _, b := range l.Branches {
 		if b.Issue <= 0 || known[b.Issue] {

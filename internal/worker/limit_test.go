@@ -3,9 +3,10 @@ package worker
 import (
 	"context"
 	"errors"
-	"github.com/queen-app/queen-app/internal/testkit"
 	"testing"
 	"time"
+
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 func TestPacerSpacesWrites(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -103,9 +104,13 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	wm := metrics.NewWorker(reg)
 
 	registry := installs.New(rdb)
+	led := ledger.New(rdb, ledger.Options{AuditMaxLen: cfg.AuditMaxLen,
+		FreeClosedPR: cfg.FreeClosedPR, ReleaseDeadClaims: cfg.ReleaseDeadClaims})
+	if led.MigrateUntilDone(ctx, log) != nil {
+		return nil // stopped before Redis answered
+	}
 	d := Deps{
-		Ledger: ledger.New(rdb, ledger.Options{AuditMaxLen: cfg.AuditMaxLen,
-			FreeClosedPR: cfg.FreeClosedPR, ReleaseDeadClaims: cfg.ReleaseDeadClaims}),
+		Ledger:      led,
 		Installs:    registry,
 		GitHub:      app,
 		Redeliverer: &githubapp.Redeliverer{App: app, Store: NewRedisStore(rdb)},
@@ -147,15 +152,18 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	}
 
 	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	// The first sync before the scheduler starts, so the first sweeps
-	// know the installed repositories; retried in the background on failure.
+	// Everything started here stops, and is waited for, before Redis closes.
+	var bg sync.WaitGroup
+	defer func() { stop(); bg.Wait() }()
+	// One attempt before the scheduler starts, so the first sweeps know the
+	// installed repositories; then in the background until it completes.
+	// Meanwhile tasks that find a repository missing wait (Synced).
 	sctx, cancelSync := context.WithTimeout(ctx, 30*time.Second)
 	err = installs.Sync(sctx, app, registry)
 	cancelSync()
 	if err != nil {
 		log.Warn("installation sync failed; retrying in the background", "err", err)
-		go syncInstallations(ctx, app, registry, log)
+		bg.Go(func() { installs.SyncUntilDone(ctx, app, registry, log) })
 	} else {
 		log.Info("installations synced")
 	}
@@ -262,27 +270,6 @@ func replicaID() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
-}
-
-// syncInstallations retries the start-up sync until GitHub answers;
-// claim:sweep syncs again every time it runs.
-func syncInstallations(ctx context.Context, src installs.Source, reg *installs.Registry, log *slog.Logger) {
-	for attempt := 0; ; attempt++ {
-		err := installs.Sync(ctx, src, reg)
-		if err == nil {
-			log.Info("installations synced")
-			return
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		log.Warn("installation sync failed", "err", err, "attempt", attempt+1)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(retry.Backoff(attempt)):
-		}
-	}
 }
 
 // asynqLogger writes asynq's own logs through slog.

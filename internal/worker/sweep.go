@@ -9,6 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/installs"
 	"github.com/queen-app/queen-app/internal/ledger"
 )
@@ -78,66 +79,62 @@ func (w *Worker) sweep(ctx context.Context, log *slog.Logger) (sweepReport, erro
 
 func (w *Worker) sweepRepo(ctx context.Context, log *slog.Logger, r installs.Repo, rep *sweepReport) error {
 	var errs []error
-	rows, err := w.d.Ledger.Accepted(ctx, r.Name)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if len(rows) > 0 {
-		byBranch := map[string][]*ledger.Record{}
-		var branches []string
-		for _, row := range rows {
-			b := row.BranchName()
-			if byBranch[b] == nil {
-				branches = append(branches, b)
-			}
-			byBranch[b] = append(byBranch[b], row)
+	owner, name := ghrepo.Split(r.Name)
+	failed := 0
+	// A page of accepted rows is one GraphQL query: memory holds one page.
+	err := w.d.Ledger.Each(ctx, r.Name, ledger.IndexAccepted, ledger.DefaultPage, func(rows []*ledger.Record) error {
+		branches := make([]string, len(rows))
+		for i, row := range rows {
+			branches[i] = row.BranchName()
 		}
 		rep.Rows += len(rows)
-		owner, name := splitRepo(r.Name)
 		read := w.d.GitHub.BatchPRStates(ctx, r.InstallationID, owner, name, branches)
-		failed := 0
-		for _, b := range branches {
-			res, ok := read[b]
+		for i, row := range rows {
+			res, ok := read[branches[i]]
 			if !ok || res.Err != nil {
-				rep.Unread += len(byBranch[b])
+				rep.Unread++
 				if failed++; failed <= 5 { // one outage fails every branch: log a few
-					log.Warn("branch unread: nothing decided", "branch", b, "err", res.Err)
+					log.Warn("branch unread: nothing decided", "branch", branches[i], "err", res.Err)
 				}
 				continue
 			}
-			for _, row := range byBranch[b] {
-				out, err := w.d.Ledger.RecordPRs(ctx, r.Name, row.Issue, res.State, SweepSource)
-				if errors.Is(err, ledger.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				rep.Read++
-				w.decided(log, dispatch.RuleAccept, row.Issue, out, rep)
+			out, err := w.d.Ledger.RecordPRs(ctx, r.Name, row.Issue, res.State, SweepSource)
+			if errors.Is(err, ledger.ErrNotFound) {
+				continue
 			}
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			rep.Read++
+			w.decided(log, dispatch.RuleAccept, row.Issue, out, rep)
 		}
-		if failed > 0 {
-			log.Warn("sweep left branches unread", "unread", failed, "branches", len(branches))
-		}
-	}
-
-	sendBacks, err := w.d.Ledger.FinishedSendBacks(ctx, r.Name)
+		return ctx.Err()
+	})
 	if err != nil {
 		errs = append(errs, err)
 	}
-	for _, row := range sendBacks {
-		out, err := w.d.Ledger.Evaluate(ctx, r.Name, row.Issue, SweepSource)
-		if errors.Is(err, ledger.ErrNotFound) {
-			continue
+	if failed > 0 {
+		log.Warn("sweep left branches unread", "unread", failed)
+	}
+
+	err = w.d.Ledger.Each(ctx, r.Name, ledger.IndexSendBacks, ledger.DefaultPage, func(rows []*ledger.Record) error {
+		for _, row := range rows {
+			out, err := w.d.Ledger.Evaluate(ctx, r.Name, row.Issue, SweepSource)
+			if errors.Is(err, ledger.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			rep.SendBacks++
+			w.decided(log, dispatch.RuleSendBack, row.Issue, out, rep)
 		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		rep.SendBacks++
-		w.decided(log, dispatch.RuleSendBack, row.Issue, out, rep)
+		return ctx.Err()
+	})
+	if err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -47,6 +47,9 @@ const (
 	DefaultWriteSpacing = time.Second
 	// DefaultListingBudget bounds the export:sweep's best-effort listing.
 	DefaultListingBudget = 3 * time.Minute
+	// DefaultUnsyncedWait is how long a task waits for the installs
+	// registry's first complete sync before looking again.
+	DefaultUnsyncedWait = 10 * time.Second
 )
 
 // GitHub is what the handlers read from GitHub; *githubapp.App is one.
@@ -204,13 +207,20 @@ func (w *Worker) taskLog(ctx context.Context, t *asynq.Task) *slog.Logger {
 var errNotInstalled = errors.New("repository not installed")
 
 // installation finds repo's installation: errNotInstalled when it has none,
-// a wait while it is suspended.
+// a wait while it is suspended or while the registry has never synced.
 func (w *Worker) installation(ctx context.Context, repo string) (int64, error) {
 	id, suspended, ok, err := w.d.Installs.Lookup(ctx, repo)
 	switch {
 	case err != nil:
 		return 0, err
 	case !ok:
+		synced, err := w.d.Installs.Synced(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if !synced {
+			return 0, retry.Wait(DefaultUnsyncedWait, "installations not synced yet", fmt.Errorf("%s not in the registry", repo))
+		}
 		return 0, errNotInstalled
 	case suspended:
 		return 0, retry.Wait(w.d.SuspendedWait, "installation suspended", fmt.Errorf("installation %d of %s", id, repo))
