@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/queen-app/queen-app/internal/config"
+	"github.com/queen-app/queen-app/internal/redact"
 )
 
 // DefaultAPIURL is the REST base of github.com.
@@ -219,5 +220,15 @@ func fail(op string, err error) error {
 			err = fmt.Errorf("installation %d token: %w", he.InstallationID, cerr)
 		}
 	}
-	return fmt.Errorf("githubapp: %s: %w", op, err)
+	return &opError{op: op, err: err}
 }
+
+// opError is a failed GitHub call. Its text is scrubbed of credentials:
+// GitHub's error bodies are quoted into it and may echo a token.
+type opError struct {
+	op  string
+	err error
+}
+
+func (e *opError) Error() string { return "githubapp: " + e.op + ": " + redact.String(e.err.Error()) }
+func (e *opError) Unwrap() error { return e.err }

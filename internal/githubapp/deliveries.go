@@ -63,7 +63,7 @@ func (a *App) ListDeliveries(ctx context.Context, since time.Time) ([]Delivery, 
 	cursor := ""
 	for page := 1; ; page++ {
 		if page > maxPages {
-			return nil, fail("GET /app/hook/deliveries", fmt.Errorf("more than %d pages", maxPages))
+			return nil, fail("GET /app/hook/deliveries", badAnswer(fmt.Errorf("more than %d pages", maxPages)))
 		}
 		ds, next, err := a.DeliveriesPage(ctx, cursor)
 		if err != nil {

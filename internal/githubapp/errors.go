@@ -1,7 +1,9 @@
 package githubapp
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,15 +18,26 @@ type Kind int
 const (
 	// None is the kind of a nil error.
 	None Kind = iota
-	// Retry: an outage (5xx, timeout, network) or an unreadable answer; try
-	// again with backoff.
+	// Retry: an outage (5xx, timeout, network); wait and try again
+	// without counting it against the task.
 	Retry
 	// RateLimited: wait WaitFor(err), then try again.
 	RateLimited
 	// Permanent: GitHub refused (401, 403 that is not a rate limit, 404,
 	// 422, other 4xx); retrying will not help.
 	Permanent
+	// BadAnswer: GitHub answered, but the answer cannot be used (it does
+	// not decode, is larger than MaxResponseBytes, has more than 100 pages
+	// or lacks what was asked). Retried with backoff, each try counting, and
+	// archived with its reason: waiting would park it forever.
+	BadAnswer
 )
+
+// ErrBadAnswer marks an answer that cannot be used; see BadAnswer.
+var ErrBadAnswer = errors.New("unusable answer from GitHub")
+
+// badAnswer wraps err as ErrBadAnswer.
+func badAnswer(err error) error { return fmt.Errorf("%w: %w", ErrBadAnswer, err) }
 
 func (k Kind) String() string {
 	switch k {
@@ -36,6 +49,8 @@ func (k Kind) String() string {
 		return "rate_limited"
 	case Permanent:
 		return "permanent"
+	case BadAnswer:
+		return "bad_answer"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -64,76 +79,96 @@ func (e *GraphQLError) Error() string {
 }
 
 // Classify sorts err for the worker.
-func Classify(err error) Kind {
-	k, _ := classify(err)
-	return k
-}
+func Classify(err error) Kind { return classify(err).kind }
 
 // WaitFor is how long to wait before calling GitHub again when err is a rate
 // limit; false when it is not one.
 func WaitFor(err error) (time.Duration, bool) {
-	k, d := classify(err)
-	return d, k == RateLimited
+	v := classify(err)
+	return v.wait, v.kind == RateLimited
 }
 
-func classify(err error) (Kind, time.Duration) {
+// NamedWait reports whether GitHub named the wait of a rate limit
+// (Retry-After, or a reset with nothing remaining). When it did not, its
+// guidance for secondary limits is to wait at least a minute and longer at
+// each repeat, which the caller does: a 429 without Retry-After once parked
+// a task for the hour until X-RateLimit-Reset.
+func NamedWait(err error) bool { return classify(err).named }
+
+type verdict struct {
+	kind  Kind
+	wait  time.Duration
+	named bool
+}
+
+func limited(wait time.Duration, named bool) verdict {
+	return verdict{kind: RateLimited, wait: wait, named: named}
+}
+
+func classify(err error) verdict {
 	if err == nil {
-		return None, 0
+		return verdict{kind: None}
+	}
+	if errors.Is(err, ErrBadAnswer) {
+		return verdict{kind: BadAnswer}
+	}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &syn) || errors.As(err, &typ) {
+		return verdict{kind: BadAnswer}
 	}
 	var rle *github.RateLimitError
 	if errors.As(err, &rle) {
-		return RateLimited, until(rle.Rate.Reset.Time)
+		return limited(until(rle.Rate.Reset.Time), !rle.Rate.Reset.Time.IsZero())
 	}
 	var are *github.AbuseRateLimitError
 	if errors.As(err, &are) {
 		if are.RetryAfter != nil && *are.RetryAfter > 0 {
-			return RateLimited, *are.RetryAfter
+			return limited(*are.RetryAfter, true)
 		}
-		return RateLimited, defaultWait
+		return limited(defaultWait, false)
 	}
 	var ge *GraphQLError
 	if errors.As(err, &ge) {
 		switch ge.Type {
 		case "RATE_LIMITED":
-			return RateLimited, until(ge.Reset)
+			return limited(until(ge.Reset), !ge.Reset.IsZero())
 		case "NOT_FOUND", "FORBIDDEN":
-			return Permanent, 0
+			return verdict{kind: Permanent}
 		}
-		return Retry, 0
+		return verdict{kind: Retry}
 	}
 	var er *github.ErrorResponse
 	if errors.As(err, &er) && er.Response != nil {
 		return classifyStatus(er.Response.StatusCode, er.Response.Header, er.Message)
 	}
-	return Retry, 0 // timeouts, network, context, truncated or undecodable answers
+	return verdict{kind: Retry} // timeouts, network, context, a connection cut mid-answer
 }
 
-func classifyStatus(code int, h http.Header, message string) (Kind, time.Duration) {
+func classifyStatus(code int, h http.Header, message string) verdict {
 	if code == http.StatusForbidden || code == http.StatusTooManyRequests {
 		if v := h.Get("Retry-After"); v != "" {
 			if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 {
-				return RateLimited, time.Duration(s) * time.Second
+				return limited(time.Duration(s)*time.Second, true)
 			}
-			return RateLimited, defaultWait
+			return limited(defaultWait, false)
 		}
 		if h.Get("X-RateLimit-Remaining") == "0" {
-			return RateLimited, until(resetOf(h))
+			r := resetOf(h)
+			return limited(until(r), !r.IsZero())
 		}
 		if code == http.StatusTooManyRequests || strings.Contains(strings.ToLower(message), "rate limit") {
-			if r := resetOf(h); !r.IsZero() {
-				return RateLimited, until(r)
-			}
-			return RateLimited, defaultWait
+			return limited(defaultWait, false) // a secondary limit: at least a minute
 		}
-		return Permanent, 0
+		return verdict{kind: Permanent}
 	}
 	switch {
 	case code >= 500, code == http.StatusRequestTimeout, code == 0:
-		return Retry, 0
+		return verdict{kind: Retry}
 	case code >= 400:
-		return Permanent, 0
+		return verdict{kind: Permanent}
 	}
-	return Retry, 0
+	return verdict{kind: Retry}
 }
 
 func resetOf(h http.Header) time.Time {

@@ -522,8 +522,35 @@ func TestClassify(t *testing.T) {
 		s := fresh(t)
 		s.SecondaryRateLimit(1, 0)
 		err := get(t, s)
-		if d, ok := githubapp.WaitFor(err); !ok || d != time.Minute {
-			t.Errorf("secondary without wait: %v: WaitFor %v %v; want 1m", err, d, ok)
+		if d, ok := githubapp.WaitFor(err); !ok || d != time.Minute || githubapp.NamedWait(err) {
+			t.Errorf("secondary without wait: %v: WaitFor %v %v named %t; want 1m, not named", err, d, ok, githubapp.NamedWait(err))
+		}
+	})
+	// GitHub's guidance: with no Retry-After and requests remaining, wait a
+	// minute and longer at each repeat, never the hour until the reset.
+	t.Run("429 without Retry-After", func(t *testing.T) {
+		s := fresh(t)
+		reset := time.Now().Add(time.Hour).Unix()
+		s.FailNext("/repos/", http.StatusTooManyRequests, hdr("X-RateLimit-Remaining", "4000", "X-RateLimit-Reset", strconv.FormatInt(reset, 10)), 1)
+		err := get(t, s)
+		if d, ok := githubapp.WaitFor(err); !ok || d != time.Minute || githubapp.NamedWait(err) {
+			t.Errorf("429 without Retry-After: %v: WaitFor %v %v named %t; want 1m, not named", err, d, ok, githubapp.NamedWait(err))
+		}
+	})
+	t.Run("undecodable answer", func(t *testing.T) {
+		s := fresh(t)
+		s.AnswerNext("/repos/", http.StatusOK, []byte(`{"state": open}`), 1)
+		err := get(t, s)
+		if k := githubapp.Classify(err); k != githubapp.BadAnswer {
+			t.Errorf("Classify(%v) = %v, want bad_answer", err, k)
+		}
+	})
+	t.Run("graphql answer without data", func(t *testing.T) {
+		s := fresh(t)
+		s.AnswerNext("/graphql", http.StatusOK, []byte(`{"data": null}`), 1)
+		err := newApp(t, s).BatchPRStates(ctx, inst, "hive", "t27", []string{"queen-1"})["queen-1"].Err
+		if k := githubapp.Classify(err); k != githubapp.BadAnswer {
+			t.Errorf("Classify(%v) = %v, want bad_answer", err, k)
 		}
 	})
 	t.Run("429 Retry-After", func(t *testing.T) {
@@ -532,6 +559,17 @@ func TestClassify(t *testing.T) {
 		err := get(t, s)
 		if d, ok := githubapp.WaitFor(err); githubapp.Classify(err) != githubapp.RateLimited || !ok || d != 30*time.Second {
 			t.Errorf("429: %v: WaitFor %v %v; want 30s", err, d, ok)
+		}
+	})
+	t.Run("more than 100 pages", func(t *testing.T) {
+		s := fresh(t)
+		defer githubapp.SetMaxPages(2)()
+		for i := 1; i <= 201; i++ {
+			s.AddPR(repo, githubtest.PR{Number: i, HeadRef: "queen-7", HeadRepo: repo, State: "closed"})
+		}
+		_, err := newApp(t, s).ListBranchPRs(ctx, inst, "hive", "t27", "queen-7")
+		if k := githubapp.Classify(err); k != githubapp.BadAnswer {
+			t.Errorf("Classify(%v) = %v, want bad_answer", err, k)
 		}
 	})
 	t.Run("primary", func(t *testing.T) {
@@ -632,6 +670,28 @@ func TestErrorsNeverShowTheToken(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), tok) || strings.Contains(err.Error(), "ghs_") {
 			t.Errorf("error shows the token: %v", err)
+		}
+	}
+}
+
+// GitHub's error bodies are quoted into errors, and so into logs and rows:
+// a body that echoes the token must not carry it on.
+func TestErrorsScrubATokenGitHubEchoes(t *testing.T) {
+	s, a := setup(t)
+	ctx := context.Background()
+	tok, err := a.InstallationToken(ctx, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := fmt.Sprintf(`{"message":"Bad credentials: token %s (Authorization: token %s) refused","documentation_url":"https://docs.github.com/rest"}`, tok, tok[:20])
+	s.AnswerNext("/repos/", http.StatusUnauthorized, []byte(body), 1)
+	_, _, err = a.Issue(ctx, inst, "hive", "t27", 1)
+	if err == nil || githubapp.Classify(err) != githubapp.Permanent {
+		t.Fatalf("err %v: want a permanent refusal", err)
+	}
+	for n := 8; n <= len(tok); n++ {
+		if strings.Contains(err.Error(), tok[:n]) || strings.Contains(err.Error(), tok[len(tok)-n:]) {
+			t.Fatalf("error carries %d characters of the token: %v", n, err)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 const MaxResponseBytes = 32 << 20
 
 // errTooLarge ends a response read past MaxResponseBytes.
-var errTooLarge = fmt.Errorf("github response larger than %d bytes", MaxResponseBytes)
+var errTooLarge = badAnswer(fmt.Errorf("github response larger than %d bytes", MaxResponseBytes))
 
 // capped fails a read that goes past its limit instead of reading on.
 type capped struct {

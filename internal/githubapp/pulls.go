@@ -20,8 +20,8 @@ import (
 )
 
 // maxPages bounds a paged read (100 per page); a longer list is an error,
-// never a partial answer.
-const maxPages = 100
+// never a partial answer. A variable only so tests can reach the bound.
+var maxPages = 100
 
 // PR is one pull request whose head is a branch of the base repository.
 type PR struct {
@@ -51,7 +51,7 @@ func (a *App) ListBranchPRs(ctx context.Context, installationID int64, owner, re
 	var out []PR
 	for page := 1; ; page++ {
 		if page > maxPages {
-			return nil, fail(op, fmt.Errorf("more than %d pages", maxPages))
+			return nil, fail(op, badAnswer(fmt.Errorf("more than %d pages", maxPages)))
 		}
 		prs, resp, err := in.gh.PullRequests.List(ctx, owner, repo, opts)
 		if err != nil {
@@ -218,7 +218,11 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 		Errors []gqlError `json:"errors"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&ans); err != nil {
-		all(fmt.Errorf("decode answer: %w", err))
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			all(fmt.Errorf("answer cut short: %w", err)) // the connection, not the answer
+		} else {
+			all(badAnswer(fmt.Errorf("decode answer: %w", err)))
+		}
 		return
 	}
 	reset := resetOf(resp.Header)
@@ -245,7 +249,7 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 		return
 	}
 	if ans.Data == nil || ans.Data.Repository == nil {
-		all(errors.New("answer has no repository"))
+		all(badAnswer(errors.New("answer has no repository")))
 		return
 	}
 	full := owner + "/" + repo
@@ -256,7 +260,7 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 		}
 		conn := ans.Data.Repository["b"+strconv.Itoa(i)]
 		if conn == nil {
-			out[b] = BatchResult{Err: fail(op+" "+b, errors.New("answer has no data for the branch"))}
+			out[b] = BatchResult{Err: fail(op+" "+b, badAnswer(errors.New("answer has no data for the branch")))}
 			continue
 		}
 		if conn.PageInfo.HasNextPage {

@@ -33,7 +33,7 @@ func (a *App) Installations(ctx context.Context) ([]Installation, error) {
 	var out []Installation
 	for page := 1; ; page++ {
 		if page > maxPages {
-			return nil, fail(op, fmt.Errorf("more than %d pages", maxPages))
+			return nil, fail(op, badAnswer(fmt.Errorf("more than %d pages", maxPages)))
 		}
 		list, resp, err := a.appClient.Apps.ListInstallations(ctx, opts)
 		if err != nil {
@@ -68,7 +68,7 @@ func (a *App) InstallationRepos(ctx context.Context, installationID int64) ([]Re
 	var out []Repo
 	for page := 1; ; page++ {
 		if page > maxPages {
-			return nil, fail(op, fmt.Errorf("more than %d pages", maxPages))
+			return nil, fail(op, badAnswer(fmt.Errorf("more than %d pages", maxPages)))
 		}
 		list, resp, err := in.gh.Apps.ListRepos(ctx, opts)
 		if err != nil {

@@ -101,6 +101,7 @@ type fault struct {
 	status int
 	header http.Header
 	body   map[string]any
+	raw    []byte // sent as is instead of body when set
 	skip   int
 	n      int
 }
@@ -338,6 +339,13 @@ func (s *Server) FailAfter(skip int, pathPrefix string, status int, header http.
 		body: map[string]any{"message": msg, "documentation_url": "https://docs.github.com/rest"}})
 }
 
+// AnswerNext answers the next n requests whose path starts with pathPrefix
+// with status and exactly raw as the body (an answer that does not decode).
+func (s *Server) AnswerNext(pathPrefix string, status int, raw []byte, n int) {
+	s.addFault(&fault{prefix: pathPrefix, status: status, raw: raw, n: n,
+		header: http.Header{"Content-Type": {"application/json; charset=utf-8"}}})
+}
+
 // LastQuery is the query string of the last request to route.
 func (s *Server) LastQuery(route string) url.Values {
 	s.mu.Lock()
@@ -431,6 +439,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if f != nil {
 		for k, v := range f.header {
 			w.Header()[k] = v
+		}
+		if f.raw != nil {
+			w.WriteHeader(f.status)
+			_, _ = w.Write(f.raw)
+			return
 		}
 		writeJSON(w, f.status, f.body)
 		return

@@ -81,10 +81,12 @@ func Delay(n int, err error, _ *asynq.Task) time.Duration {
 
 // Backoff is capped exponential backoff with full jitter over the upper half:
 // attempt n waits between d/2 and d, d = BaseDelay·2^n capped at MaxDelay.
-func Backoff(n int) time.Duration {
-	d := MaxDelay
+func Backoff(n int) time.Duration { return backoff(n, BaseDelay, MaxDelay) }
+
+func backoff(n int, base, cap time.Duration) time.Duration {
+	d := cap
 	if n < 20 {
-		if e := BaseDelay << n; e < MaxDelay {
+		if e := base << n; e < cap {
 			d = e
 		}
 	}
@@ -102,6 +104,10 @@ func jitter(max time.Duration) time.Duration {
 // that tasks waiting out an outage back off further the longer it lasts
 // although none of them spends its retry budget.
 type Outage struct {
+	// Base and Max bound its waits; zero values take BaseDelay and MaxDelay.
+	// A wait is never below Floor (a secondary rate limit's minute).
+	Base, Max, Floor time.Duration
+
 	mu       sync.Mutex
 	failures int
 	since    time.Time
@@ -115,7 +121,14 @@ func (o *Outage) Fail(now time.Time) time.Duration {
 		o.since = now
 	}
 	o.failures++
-	return Backoff(o.failures - 1)
+	base, cap := o.Base, o.Max
+	if base <= 0 {
+		base = BaseDelay
+	}
+	if cap <= 0 {
+		cap = MaxDelay
+	}
+	return max(backoff(o.failures-1, base, cap), o.Floor)
 }
 
 // Succeed ends the outage.

@@ -104,7 +104,7 @@ func newEnv(t *testing.T, o options) *env {
 	e.app = app
 	e.ledger = ledger.New(e.rdb, ledger.Options{FreeClosedPR: o.freeClosedPR, ReleaseDeadClaims: o.releaseDeadClaims})
 	e.reg = installs.New(e.rdb)
-	if err := e.reg.Set(e.ctx, installs.Installation{ID: instID, Repos: []string{repo}}); err != nil {
+	if err := e.reg.Replace(e.ctx, []installs.Installation{{ID: instID, Repos: []string{repo}}}, true); err != nil {
 		t.Fatal(err)
 	}
 	e.client = asynq.NewClientFromRedisClient(e.rdb)

@@ -6,7 +6,6 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/queen-app/queen-app/internal/githubapp"
-	"github.com/queen-app/queen-app/internal/retry"
 )
 
 // Redeliver handles deliveries:redeliver: GitHub never redelivers a failed
@@ -26,8 +25,8 @@ func (w *Worker) Redeliver(ctx context.Context, t *asynq.Task) error {
 		w.m.Redeliveries.WithLabelValues("error").Inc()
 		log.Warn("redelivery incomplete", "since", rep.Since, "listed", rep.Listed,
 			"redelivered", rep.Redelivered, "err", err)
-		if d, ok := githubapp.WaitFor(err); ok {
-			return retry.Wait(d, "github rate limited", err)
+		if githubapp.Classify(err) == githubapp.RateLimited {
+			return w.githubFailure(err)
 		}
 		return err
 	}

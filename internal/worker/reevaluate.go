@@ -57,7 +57,7 @@ func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
 		log.Warn("pull requests unread: nothing decided", "branch", branch, "err", err)
 		return err
 	}
-	w.github.Succeed()
+	w.githubAnswered()
 
 	// Right after a close (or reopen) GitHub can still list the old state.
 	if stale := staleHint(p, prs); stale != "" {

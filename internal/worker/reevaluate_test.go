@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/githubtest"
+	"github.com/queen-app/queen-app/internal/installs"
 	"github.com/queen-app/queen-app/internal/retry"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
@@ -133,6 +135,70 @@ func TestReevaluateSecondaryRateLimitWaitsThenDecides(t *testing.T) {
 	}
 	if e.get(5).Freed == nil {
 		t.Fatal("not freed once GitHub answered")
+	}
+}
+
+// GitHub's guidance for a secondary limit that names no wait: at least a
+// minute, longer at each repeat; never the hour until X-RateLimit-Reset.
+func TestReevaluateUnnamedRateLimitWaitsAMinuteAndGrows(t *testing.T) {
+	e := newEnv(t, options{freeClosedPR: true})
+	e.row(5, "accept", nil)
+	pr := e.pr(5, "closed", false)
+	reset := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)
+	var waits []time.Duration
+	for i := 0; i < 3; i++ {
+		e.gh.FailNext("/repos/queen/t27/pulls", http.StatusTooManyRequests,
+			http.Header{"X-Ratelimit-Remaining": {"4000"}, "X-Ratelimit-Reset": {reset}}, 1)
+		err := e.w.Reevaluate(e.ctx, reevaluateTask(t, 5, "d-1", "closed", pr))
+		var w *retry.WaitError
+		if !errors.As(err, &w) {
+			t.Fatalf("429 without Retry-After: %v, want a wait", err)
+		}
+		waits = append(waits, w.After)
+	}
+	if waits[0] < time.Minute || waits[0] > 2*time.Minute || waits[2] <= waits[0] || waits[2] > MaxSecondaryLimitWait {
+		t.Fatalf("waits %v: want from a minute, growing, never the hour to the reset", waits)
+	}
+	if err := e.w.Reevaluate(e.ctx, reevaluateTask(t, 5, "d-1", "closed", pr)); err != nil || e.get(5).Freed == nil {
+		t.Fatalf("once GitHub answers: %v, freed %+v", err, e.get(5).Freed)
+	}
+}
+
+// An answer that cannot be used is retried against the budget and archived
+// when it is spent, never waited on forever; it decides nothing.
+func TestReevaluateUnusableAnswerSpendsTheBudget(t *testing.T) {
+	e := newEnv(t, options{freeClosedPR: true})
+	e.row(5, "accept", nil)
+	pr := e.pr(5, "closed", false)
+	e.gh.AnswerNext("/repos/queen/t27/pulls", http.StatusOK, []byte(`[{"number": "seven"}]`), 1)
+	err := e.w.Reevaluate(e.ctx, reevaluateTask(t, 5, "d-1", "closed", pr))
+	if err == nil || !retry.IsFailure(err) || retry.IsPermanent(err) {
+		t.Fatalf("undecodable list: %v; want a failure that spends the budget", err)
+	}
+	if e.get(5).PRs != nil || e.get(5).Freed != nil {
+		t.Fatal("an unusable answer decided something")
+	}
+}
+
+// Between a worker's start and the first installation sync, a repository
+// the registry does not know yet waits; before, 21 of 10,000 re-evaluations
+// completed as "not installed" and were lost.
+func TestReevaluateBeforeTheFirstSyncWaits(t *testing.T) {
+	e := newEnv(t, options{freeClosedPR: true})
+	e.row(5, "accept", nil)
+	pr := e.pr(5, "closed", false)
+	if err := e.rdb.Del(e.ctx, installs.KeySynced, installs.KeyRepos).Err(); err != nil {
+		t.Fatal(err)
+	}
+	err := e.w.Reevaluate(e.ctx, reevaluateTask(t, 5, "d-1", "closed", pr))
+	if !isWait(err) || e.get(5).PRs != nil {
+		t.Fatalf("before the first sync: %v; want a wait, nothing decided", err)
+	}
+	if err := installs.Sync(e.ctx, e.app, e.reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.w.Reevaluate(e.ctx, reevaluateTask(t, 5, "d-1", "closed", pr)); err != nil || e.get(5).Freed == nil {
+		t.Fatalf("after the sync: %v, freed %+v; want freed", err, e.get(5).Freed)
 	}
 }
 

@@ -108,8 +108,9 @@ type Worker struct {
 	pub     *export.Publisher // template; nil when the export is off
 	orphans prometheus.Gauge
 
-	github retry.Outage // GitHub reads failing across tasks
-	export retry.Outage // export pushes failing across tasks
+	github  retry.Outage // GitHub reads failing across tasks
+	limited retry.Outage // secondary rate limits that named no wait, across tasks
+	export  retry.Outage // export pushes failing across tasks
 
 	mu    sync.Mutex
 	slots map[int64]chan struct{} // concurrent pushes per installation
@@ -142,7 +143,8 @@ func New(d Deps) *Worker {
 		d.ListingBudget = DefaultListingBudget
 	}
 	w := &Worker{d: d, log: d.Logger, m: d.Metrics, now: d.Now,
-		slots: map[int64]chan struct{}{}, pace: map[int64]*pacer{}}
+		slots: map[int64]chan struct{}{}, pace: map[int64]*pacer{},
+		limited: retry.Outage{Base: 2 * SecondaryLimitWait, Max: MaxSecondaryLimitWait, Floor: SecondaryLimitWait}}
 	if w.m == nil {
 		w.m = metrics.NewWorker(prometheus.NewRegistry())
 	}
@@ -228,18 +230,36 @@ func (w *Worker) installation(ctx context.Context, repo string) (int64, error) {
 	return id, nil
 }
 
+// Waits of a secondary rate limit that named none: GitHub's guidance is at
+// least a minute, growing at each repeat.
+const (
+	SecondaryLimitWait    = time.Minute
+	MaxSecondaryLimitWait = 30 * time.Minute
+)
+
 // githubFailure turns a failed GitHub call into what asynq should do: wait
 // out a rate limit or an outage without spending the budget, archive a
-// refusal, never decide anything.
+// refusal, retry an unusable answer against the budget; never decide anything.
 func (w *Worker) githubFailure(err error) error {
 	switch githubapp.Classify(err) {
 	case githubapp.RateLimited:
 		d, _ := githubapp.WaitFor(err)
+		if !githubapp.NamedWait(err) {
+			d = w.limited.Fail(w.now())
+		}
 		return retry.Wait(d, "github rate limited", err)
 	case githubapp.Permanent:
 		return retry.Permanent(err)
+	case githubapp.BadAnswer:
+		return err // each try counts: waiting would park it forever
 	}
 	return retry.Wait(w.github.Fail(w.now()), "github unavailable", err)
+}
+
+// githubAnswered ends the outage and rate-limit backoffs.
+func (w *Worker) githubAnswered() {
+	w.github.Succeed()
+	w.limited.Succeed()
 }
 
 func splitRepo(repo string) (owner, name string) {
