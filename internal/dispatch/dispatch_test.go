@@ -172,6 +172,30 @@ func TestFreedRowHoldsNothingAndClaimsNothing(t *testing.T) {
 	}
 }
 
+// A person freed a send-back at its ceiling (the rule says live) and an
+// accepted row with an open PR: the view says free under the rules that
+// apply, never "live" beside live false.
+func TestViewNeverContradictsItself(t *testing.T) {
+	for _, body := range []string{
+		`{"finished_at":"` + ago(10) + `","review_state":"sendBack","send_backs":2,"ceiling":2}`,
+		`{"finished_at":"` + ago(10) + `","review_state":"accept"}`,
+	} {
+		r := row(t, body)
+		r.PRs = &PRState{Read: true, Open: 1}
+		r.Freed = &FreeRecord{At: now, Rule: RuleManual, Evidence: "by hand"}
+		v := ViewOf(r, now)
+		for name, w := range map[string]*string{"send_back_claim": v.SendBackClaim, "accept_claim": v.AcceptClaim} {
+			if w != nil && *w != "free" {
+				t.Errorf("%s: %s = %q beside live %t", body, name, *w, v.Live)
+			}
+		}
+		r.Freed = nil
+		if v := ViewOf(r, now); (v.SendBackClaim != nil && *v.SendBackClaim != "live") || (v.AcceptClaim != nil && *v.AcceptClaim != "live") {
+			t.Errorf("%s: a live row's rules: %v %v", body, v.SendBackClaim, v.AcceptClaim)
+		}
+	}
+}
+
 func TestHeldUntilFollowsTheGrace(t *testing.T) {
 	r := row(t, `{"finished_at":"`+ago(10)+`","review_state":"sendBack","send_backs":2,"owned_paths":["a"]}`)
 	v := ViewOf(r, now)

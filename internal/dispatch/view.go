@@ -95,7 +95,10 @@ func ViewOf(r *Row, now time.Time) View {
 	return Decide(r, now).View(r, r.Freed == nil)
 }
 
-// View composes the claim view of r from d with the given liveness.
+// View composes the claim view of r from d with the given liveness. A claim
+// that is not live answers free under every rule that applies to it,
+// whatever freed it (a person, the other rule): the view never says
+// send_back_claim "live" beside live false.
 func (d Decision) View(r *Row, live bool) View {
 	l := rules.Free
 	if live {
@@ -112,8 +115,8 @@ func (d Decision) View(r *Row, live bool) View {
 		Stage:         stage.String(),
 		HoldsFiles:    holds,
 		HeldPaths:     []string{},
-		SendBackClaim: word(d.SendBack),
-		AcceptClaim:   word(d.Accept),
+		SendBackClaim: word(d.SendBack, live),
+		AcceptClaim:   word(d.Accept, live),
 		Freed:         r.Freed,
 		WouldFree:     r.WouldFree,
 		Export:        r.Export,
@@ -144,11 +147,14 @@ func holdEnd(s rules.HoldStage, finished *time.Time) *time.Time {
 	return &t
 }
 
-func word(l *rules.Liveness) *string {
+func word(l *rules.Liveness, live bool) *string {
 	if l == nil {
 		return nil
 	}
 	s := l.String()
+	if !live {
+		s = rules.Free.String()
+	}
 	return &s
 }
 

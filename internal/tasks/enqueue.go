@@ -43,9 +43,10 @@ func NewEnqueuer(client *asynq.Client, inspector *asynq.Inspector) *Enqueuer {
 }
 
 // Enqueue stores t. asynq.ErrTaskIDConflict and asynq.ErrDuplicateTask are
-// AlreadyEnqueued with a nil error. For export:push an archived task with the
-// same id is deleted and t enqueued in its place: an archived attempt never
-// blocks a later one. Any other error means t may not be stored.
+// AlreadyEnqueued with a nil error. An archived task with the same id is
+// deleted and t enqueued in its place: an archived attempt never blocks a
+// later one (a redelivery of a delivery whose re-evaluation ran out of
+// retries tries again). Any other error means t may not be stored.
 func (e *Enqueuer) Enqueue(ctx context.Context, t *asynq.Task) (Result, error) {
 	_, err := e.client.EnqueueContext(ctx, t)
 	if err == nil {
@@ -53,9 +54,6 @@ func (e *Enqueuer) Enqueue(ctx context.Context, t *asynq.Task) (Result, error) {
 	}
 	if !isDuplicate(err) {
 		return 0, fmt.Errorf("enqueue %s: %w", t.Type(), err)
-	}
-	if t.Type() != TypeExportPush {
-		return AlreadyEnqueued, nil
 	}
 	id, ok := TaskID(t)
 	if !ok {
@@ -82,7 +80,7 @@ func (e *Enqueuer) Enqueue(ctx context.Context, t *asynq.Task) (Result, error) {
 // id is now free.
 func (e *Enqueuer) deleteArchived(id string) (retry bool, err error) {
 	if e.inspector == nil {
-		return false, fmt.Errorf("enqueue %s: no inspector to remove archived task %q", TypeExportPush, id)
+		return false, fmt.Errorf("enqueue: no inspector to remove archived task %q", id)
 	}
 	info, err := e.inspector.GetTaskInfo(Queue, id)
 	switch {

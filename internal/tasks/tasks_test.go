@@ -91,12 +91,16 @@ func TestReevaluateTaskOptions(t *testing.T) {
 	if n := len(all(t, insp)); n != 1 {
 		t.Fatalf("%d tasks after duplicate, want 1", n)
 	}
-	// An archived reevaluate keeps its id: a redelivery is still a no-op.
+	// An archived reevaluate (retries spent) never blocks a later attempt:
+	// the redelivery of its delivery runs it again.
 	if err := insp.ArchiveTask(Queue, wantID); err != nil {
 		t.Fatal(err)
 	}
-	if res, err = e.Enqueue(context.Background(), task); err != nil || res != AlreadyEnqueued {
-		t.Fatalf("Enqueue over archived reevaluate = %v, %v; want duplicate", res, err)
+	if res, err = e.Enqueue(context.Background(), task); err != nil || res != Enqueued {
+		t.Fatalf("Enqueue over archived reevaluate = %v, %v; want enqueued", res, err)
+	}
+	if info, err := insp.GetTaskInfo(Queue, wantID); err != nil || info.State == asynq.TaskStateArchived {
+		t.Fatalf("after the redelivery: %+v %v; want the task queued again", info, err)
 	}
 }
 
