@@ -143,22 +143,17 @@ func deliveriesRedeliver(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	byID := make(map[int64]githubapp.Delivery, len(ds))
-	for _, d := range ds {
-		byID[d.ID] = d
-	}
-	ids := githubapp.ToRedeliver(ds, now)
+	pick := githubapp.ToRedeliver(ds, now)
 	verb := "redelivered"
 	if *dryRun {
 		verb = "would redeliver"
 	}
 	done, failed := 0, 0
-	for _, id := range ids {
-		d := byID[id]
-		what := fmt.Sprintf("%d (guid %s, %s %s, last attempt %s at %s)", id, d.GUID, orNone(d.Event), orNone(d.Action),
+	for _, d := range pick {
+		what := fmt.Sprintf("%d (guid %s, %s %s, last attempt %s at %s)", d.ID, d.GUID, orNone(d.Event), orNone(d.Action),
 			deliveryStatus(d), d.DeliveredAt.UTC().Format(time.RFC3339))
 		if !*dryRun {
-			if err := app.Redeliver(ctx, id); err != nil {
+			if err := app.Redeliver(ctx, d.ID); err != nil {
 				failed++
 				fmt.Fprintf(stdout, "failed %s: %v\n", what, err)
 				if githubapp.Classify(err) == githubapp.RateLimited || ctx.Err() != nil {
@@ -171,7 +166,7 @@ func deliveriesRedeliver(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s %s\n", verb, what)
 	}
 	fmt.Fprintf(stdout, "%d attempts read, %d GUIDs with no successful attempt: %d %s, %d failed\n",
-		len(ds), len(ids), done, verb, failed)
+		len(ds), len(pick), done, verb, failed)
 	if failed > 0 {
 		fmt.Fprintf(stderr, "queenctl: %s: %d redeliveries failed\n", name, failed)
 		return 1

@@ -96,8 +96,8 @@ func (a *App) Redeliver(ctx context.Context, id int64) error {
 
 // ToRedeliver picks what to redeliver: deliveries are grouped by GUID; a GUID
 // with any successful (2xx) attempt is done; for each other GUID whose latest
-// attempt is within RedeliverWindow of now, that attempt's id. Oldest first.
-func ToRedeliver(ds []Delivery, now time.Time) []int64 {
+// attempt is within RedeliverWindow of now, that attempt. Oldest first.
+func ToRedeliver(ds []Delivery, now time.Time) []Delivery {
 	type group struct {
 		ok     bool
 		latest Delivery
@@ -129,19 +129,23 @@ func ToRedeliver(ds []Delivery, now time.Time) []int64 {
 		}
 		return pick[i].ID < pick[j].ID
 	})
-	ids := make([]int64, len(pick))
-	for i, d := range pick {
-		ids[i] = d.ID
-	}
-	return ids
+	return pick
 }
 
-// Store keeps the Redeliverer's mark between runs (Redis in the worker).
+// Store keeps the Redeliverer's mark between runs and its claims on the
+// GUIDs being redelivered (Redis in the worker, shared by every replica).
 type Store interface {
 	// Get returns "" when key is unset.
 	Get(ctx context.Context, key string) (string, error)
 	Set(ctx context.Context, key, value string) error
+	// Claim sets key for ttl unless it is set; false when it was.
+	Claim(ctx context.Context, key string, ttl time.Duration) (bool, error)
+	Unclaim(ctx context.Context, key string) error
 }
+
+// RedeliverClaimTTL bounds a GUID's claim when its holder dies mid-request:
+// a little over the request's own timeout.
+const RedeliverClaimTTL = 2 * defaultTimeout
 
 // DefaultRedeliverKey is where the Redeliverer keeps its mark by default.
 const DefaultRedeliverKey = "queen:deliveries:checked"
@@ -162,6 +166,7 @@ type RedeliverReport struct {
 	Since       time.Time
 	Listed      int
 	Redelivered []int64
+	InFlight    int // GUIDs another run was redelivering
 }
 
 // Run redelivers every GUID with no successful attempt. The mark moves to
@@ -190,15 +195,29 @@ func (r *Redeliverer) Run(ctx context.Context, now time.Time) (RedeliverReport, 
 	}
 	rep.Listed = len(ds)
 	var errs []error
-	for _, id := range ToRedeliver(ds, now) {
-		if err := r.App.Redeliver(ctx, id); err != nil {
+	for _, d := range ToRedeliver(ds, now) {
+		// With GitHub slow, a second run once asked again for GUIDs whose
+		// first request was still unanswered: 19 POSTs for 10 GUIDs.
+		claim := key + ":guid:" + d.GUID
+		ok, err := r.Store.Claim(ctx, claim, RedeliverClaimTTL)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("githubapp: redeliver: claim %s: %w", d.GUID, err))
+			break
+		}
+		if !ok {
+			rep.InFlight++
+			continue
+		}
+		err = r.App.Redeliver(ctx, d.ID)
+		_ = r.Store.Unclaim(context.WithoutCancel(ctx), claim)
+		if err != nil {
 			errs = append(errs, err)
 			if k := Classify(err); k == RateLimited || ctx.Err() != nil {
 				break
 			}
 			continue
 		}
-		rep.Redelivered = append(rep.Redelivered, id)
+		rep.Redelivered = append(rep.Redelivered, d.ID)
 	}
 	if len(errs) > 0 {
 		return rep, errors.Join(errs...)

@@ -739,7 +739,10 @@ func TestToRedeliver(t *testing.T) {
 		d(8, "ok-then-failed", 3*time.Hour, 200), d(9, "ok-then-failed", time.Hour, 502),
 		d(10, "redirect", time.Hour, 301),
 	}
-	got := githubapp.ToRedeliver(ds, now)
+	var got []int64
+	for _, d := range githubapp.ToRedeliver(ds, now) {
+		got = append(got, d.ID)
+	}
 	if fmt.Sprint(got) != "[6 5 10]" {
 		t.Errorf("ToRedeliver = %v, want [6 5 10] (latest failed attempt per GUID without success, oldest first)", got)
 	}
@@ -763,6 +766,23 @@ func (s *memStore) Set(_ context.Context, k, v string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.m[k] = v
+	return nil
+}
+
+func (s *memStore) Claim(_ context.Context, k string, _ time.Duration) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[k]; ok {
+		return false, nil
+	}
+	s.m[k] = "claimed"
+	return true, nil
+}
+
+func (s *memStore) Unclaim(_ context.Context, k string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, k)
 	return nil
 }
 

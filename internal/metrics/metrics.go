@@ -24,6 +24,9 @@ type Worker struct {
 	Redeliveries *prometheus.CounterVec   // result
 	Export       *prometheus.CounterVec   // state of each export:push outcome
 	Leader       prometheus.Gauge         // 1 while this replica runs the scheduler
+	// PeriodicSkipped counts periodic runs skipped because the run of an
+	// earlier slot still went on (type).
+	PeriodicSkipped *prometheus.CounterVec
 }
 
 // NewWorker registers the worker's collectors on reg.
@@ -46,6 +49,9 @@ func NewWorker(reg prometheus.Registerer) *Worker {
 			Name: "queen_export_outcomes_total", Help: "export:push outcomes by state."}, []string{"state"}),
 		Leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "queen_scheduler_leader", Help: "1 while this replica runs the periodic scheduler."}),
+		PeriodicSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "queen_periodic_skipped_total", Help: "Periodic task runs skipped while an earlier run of the same type still ran."},
+			[]string{"type"}),
 	}
 	f(w.TaskRuns)
 	f(w.TaskDuration)
@@ -54,6 +60,7 @@ func NewWorker(reg prometheus.Registerer) *Worker {
 	f(w.Redeliveries)
 	f(w.Export)
 	f(w.Leader)
+	f(w.PeriodicSkipped)
 	return w
 }
 

@@ -47,19 +47,6 @@ type Scheduler struct {
 	OnResult func(typ string, err error) // each enqueue, for metrics
 }
 
-// renew extends the lease only if this replica still holds it.
-var renew = redis.NewScript(`
-if redis.call("GET", KEYS[1]) == ARGV[1] then
-  return redis.call("PEXPIRE", KEYS[1], ARGV[2])
-end
-return 0`)
-
-var release = redis.NewScript(`
-if redis.call("GET", KEYS[1]) == ARGV[1] then
-  return redis.call("DEL", KEYS[1])
-end
-return 0`)
-
 // Run leads or waits until ctx ends, then gives up the lease.
 func (s *Scheduler) Run(ctx context.Context) error {
 	if s.ID == "" {
@@ -80,12 +67,13 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	leadLease := &Lease{RDB: s.RDB, Key: LeaderKey, Owner: s.ID, TTL: lease}
 	leading := false
 	last := map[string]time.Time{}
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {
-		held, err := s.hold(ctx, lease, leading)
+		held, err := hold(ctx, leadLease, leading)
 		if err != nil {
 			if ctx.Err() == nil {
 				log.Warn("scheduler lease", "err", err)
@@ -116,27 +104,24 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			// Always: the script deletes the lease only if it is still ours,
-			// even when the last renewal raced the shutdown.
-			_ = release.Run(context.Background(), s.RDB, []string{LeaderKey}, s.ID).Err()
+			// Always: only a lease still ours is deleted, even when the
+			// last renewal raced the shutdown.
+			_ = leadLease.Release()
 			return nil
 		case <-t.C:
 		}
 	}
 }
 
-func (s *Scheduler) hold(ctx context.Context, lease time.Duration, leading bool) (bool, error) {
+// hold renews the leader's lease, or tries to take it.
+func hold(ctx context.Context, l *Lease, leading bool) (bool, error) {
 	if leading {
-		n, err := renew.Run(ctx, s.RDB, []string{LeaderKey}, s.ID, lease.Milliseconds()).Int()
-		if err != nil {
-			return false, err
-		}
-		if n == 1 {
-			return true, nil
+		ok, err := l.Renew(ctx)
+		if err != nil || ok {
+			return ok, err
 		}
 	}
-	ok, err := s.RDB.SetNX(ctx, LeaderKey, s.ID, lease).Result()
-	return ok, err
+	return l.Acquire(ctx)
 }
 
 // SlotID is the task id of an entry's slot.

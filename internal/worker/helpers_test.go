@@ -117,6 +117,7 @@ func newEnv(t *testing.T, o options) *env {
 		Redeliverer:  &githubapp.Redeliverer{App: app, Store: NewRedisStore(e.rdb)},
 		Logger:       slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		WriteSpacing: time.Millisecond,
+		RDB:          e.rdb,
 	}
 	if o.export {
 		d.Export = e.setupExport(o.dryRun)

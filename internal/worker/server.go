@@ -2,8 +2,6 @@ package worker
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -117,6 +115,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 		Metrics:     wm,
 		Registerer:  reg,
 		Logger:      log,
+		RDB:         rdb,
 	}
 	if cfg.ExportEnabled() {
 		ec, err := export.NewClient(cfg.ExportURL, cfg.ExportToken, nil)
@@ -267,9 +266,7 @@ func cacheDir(dir string) (string, error) {
 
 func replicaID() string {
 	host, _ := os.Hostname()
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomID())
 }
 
 // asynqLogger writes asynq's own logs through slog.
