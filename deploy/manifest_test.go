@@ -236,6 +236,10 @@ func TestManifestHookPointsAtTheReceiver(t *testing.T) {
 	if m.Name == "" || m.URL == "" || m.RedirectURL == "" {
 		t.Error("the manifest needs name, url and redirect_url for GitHub's manifest flow")
 	}
+	// The README posts the manifest from an HTML attribute quoted with '.
+	if strings.Contains(readFile(t, "github-app-manifest.json"), "'") {
+		t.Error("github-app-manifest.json holds a ', which ends the README's value='...' early")
+	}
 	// The README registers the App from this manifest, with its URL replaced.
 	if !strings.Contains(readme(t), "deploy/github-app-manifest.json") || !strings.Contains(readme(t), "app-manifests/") {
 		t.Error("the README does not walk through the manifest flow with deploy/github-app-manifest.json")
