@@ -25,6 +25,10 @@ import (
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
+// WebhookPath is where GitHub delivers on QUEEN_LISTEN (the App's webhook
+// URL ends with it; the chart's Ingress routes only it).
+const WebhookPath = "/webhook"
+
 // Listeners lets tests pass listeners bound to free ports; nil fields
 // listen on the configured addresses.
 type Listeners struct {
@@ -85,7 +89,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	}
 
 	hookMux := http.NewServeMux()
-	hookMux.Handle("/webhook", hook)
+	hookMux.Handle(WebhookPath, hook)
 	apiMux := metrics.Health(reg, map[string]metrics.Check{
 		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
 	})

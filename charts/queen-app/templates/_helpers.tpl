@@ -1,0 +1,222 @@
+{{/* Names and labels. */}}
+{{- define "queen-app.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "queen-app.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "queen-app.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ include "queen-app.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: queen-app
+{{- end -}}
+
+{{/* Selector labels of one component: (list $ "webhook"). */}}
+{{- define "queen-app.selectorLabels" -}}
+{{- $ := index . 0 -}}
+app.kubernetes.io/name: {{ include "queen-app.name" $ }}
+app.kubernetes.io/instance: {{ $.Release.Name }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end -}}
+
+{{- define "queen-app.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "queen-app.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "queen-app.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "queen-app.onOff" -}}
+{{- if . }}on{{ else }}off{{ end -}}
+{{- end -}}
+
+{{/*
+Secrets. Each credential lives in a Secret the user names (existingSecret.name) or, for trying the
+chart out, in one the chart renders from inline values with the same keys. These helpers give the
+Secret's name and each key, so both cases share one path.
+*/}}
+{{- define "queen-app.github.secret" -}}
+{{- .Values.github.existingSecret.name | default (printf "%s-github" (include "queen-app.fullname" .)) -}}
+{{- end -}}
+{{- define "queen-app.github.appIdKey" -}}{{ .Values.github.existingSecret.appIdKey | default "app-id" }}{{- end -}}
+{{- define "queen-app.github.privateKeyKey" -}}{{ .Values.github.existingSecret.privateKeyKey | default "private-key.pem" }}{{- end -}}
+{{- define "queen-app.github.webhookSecretKey" -}}{{ .Values.github.existingSecret.webhookSecretKey | default "webhook-secret" }}{{- end -}}
+{{- define "queen-app.github.webhookSecretPreviousKey" -}}{{ .Values.github.existingSecret.webhookSecretPreviousKey | default "webhook-secret-previous" }}{{- end -}}
+
+{{- define "queen-app.api.secret" -}}
+{{- .Values.api.existingSecret.name | default (printf "%s-api" (include "queen-app.fullname" .)) -}}
+{{- end -}}
+{{- define "queen-app.api.tokenKey" -}}{{ .Values.api.existingSecret.tokenKey | default "token" }}{{- end -}}
+
+{{- define "queen-app.export.secret" -}}
+{{- .Values.export.existingSecret.name | default (printf "%s-export" (include "queen-app.fullname" .)) -}}
+{{- end -}}
+{{- define "queen-app.export.tokenKey" -}}{{ .Values.export.existingSecret.tokenKey | default "token" }}{{- end -}}
+
+{{- define "queen-app.redis.secret" -}}
+{{- .Values.redis.existingSecret.name | default (printf "%s-redis" (include "queen-app.fullname" .)) -}}
+{{- end -}}
+{{- define "queen-app.redis.passwordKey" -}}{{ .Values.redis.existingSecret.passwordKey | default "password" }}{{- end -}}
+{{- define "queen-app.redis.hasPassword" -}}
+{{- if or .Values.redis.existingSecret.name .Values.redis.password }}true{{ end -}}
+{{- end -}}
+
+{{- define "queen-app.sentinel.secret" -}}
+{{- .Values.redis.sentinel.existingSecret.name | default (printf "%s-redis-sentinel" (include "queen-app.fullname" .)) -}}
+{{- end -}}
+{{- define "queen-app.sentinel.passwordKey" -}}{{ .Values.redis.sentinel.existingSecret.passwordKey | default "password" }}{{- end -}}
+{{- define "queen-app.sentinel.hasPassword" -}}
+{{- if or .Values.redis.sentinel.existingSecret.name .Values.redis.sentinel.password }}true{{ end -}}
+{{- end -}}
+
+{{/*
+QUEEN_REDIS_URL from the redis values, never with a password in it (the passwords go in
+through QUEEN_REDIS_PASSWORD and QUEEN_REDIS_SENTINEL_PASSWORD from Secrets).
+*/}}
+{{- define "queen-app.redisURL" -}}
+{{- $r := .Values.redis -}}
+{{- $forms := 0 -}}
+{{- range (list $r.url $r.host $r.sentinel.addresses $r.cluster.addresses) -}}
+{{- if . }}{{ $forms = add1 $forms }}{{ end -}}
+{{- end -}}
+{{- if gt $forms 1 -}}
+{{- fail "redis: set only one of redis.url, redis.host, redis.sentinel.addresses and redis.cluster.addresses" -}}
+{{- end -}}
+{{- $user := "" -}}
+{{- if $r.username }}{{ $user = printf "%s@" $r.username }}{{ end -}}
+{{- if $r.url -}}
+{{- if regexMatch "^[a-z+]+://[^/@]*:[^/@]*@" $r.url -}}
+{{- fail "redis.url must not contain a password: put it in the Secret named by redis.existingSecret.name" -}}
+{{- end -}}
+{{- $r.url -}}
+{{- else if $r.host -}}
+{{- printf "%s://%s%s:%d/%d" (ternary "rediss" "redis" $r.tls) $user $r.host (int $r.port) (int $r.db) -}}
+{{- else if $r.sentinel.addresses -}}
+{{- $s := $r.sentinel -}}
+{{- $master := required "redis.sentinel.masterName is required with redis.sentinel.addresses" $s.masterName -}}
+{{- printf "%s://%s%s/%s/%d" (ternary "rediss+sentinel" "redis+sentinel" $s.tls) $user (join "," $s.addresses) $master (int $s.db) -}}
+{{- else if $r.cluster.addresses -}}
+{{- printf "%s://%s%s" (ternary "rediss+cluster" "redis+cluster" $r.cluster.tls) $user (join "," $r.cluster.addresses) -}}
+{{- else -}}
+{{- required "redis.url (or redis.host, redis.sentinel.addresses or redis.cluster.addresses) is required: an external Redis with maxmemory-policy noeviction" "" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Where the App's private key is mounted in both containers. */}}
+{{- define "queen-app.keyDir" -}}/etc/queen-app/github{{- end -}}
+{{- define "queen-app.keyFile" -}}{{ include "queen-app.keyDir" . }}/private-key.pem{{- end -}}
+
+{{/*
+Checks that need more than the schema: a credential from an existing Secret or inline (never
+both, never neither), and lengths the binaries enforce at start.
+*/}}
+{{- define "queen-app.validate" -}}
+{{- $g := .Values.github -}}
+{{- if $g.existingSecret.name -}}
+{{- if or $g.appId $g.privateKey $g.webhookSecret $g.webhookSecretPrevious -}}
+{{- fail "github: set github.existingSecret.name or the inline github.appId, github.privateKey and github.webhookSecret, not both" -}}
+{{- end -}}
+{{- else -}}
+{{- $_ := required "github.existingSecret.name is required (or, only to try the chart out, the inline github.appId, github.privateKey and github.webhookSecret)" (toString $g.privateKey) -}}
+{{- $_ := required "github.appId is required with the inline github.privateKey (or use github.existingSecret.name)" (toString $g.appId) -}}
+{{- $_ := required "github.webhookSecret is required with the inline github.privateKey (or use github.existingSecret.name)" $g.webhookSecret -}}
+{{- if lt (len $g.webhookSecret) 16 -}}
+{{- fail "github.webhookSecret must be at least 16 characters" -}}
+{{- end -}}
+{{- end -}}
+{{- if .Values.api.existingSecret.name -}}
+{{- if .Values.api.token -}}
+{{- fail "api: set api.existingSecret.name or the inline api.token, not both" -}}
+{{- end -}}
+{{- else -}}
+{{- $_ := required "api.existingSecret.name is required (or, only to try the chart out, the inline api.token)" .Values.api.token -}}
+{{- if lt (len .Values.api.token) 16 -}}
+{{- fail "api.token must be at least 16 characters" -}}
+{{- end -}}
+{{- end -}}
+{{- $e := .Values.export -}}
+{{- if $e.url -}}
+{{- $_ := required "export.repo (owner/name) is required with export.url" $e.repo -}}
+{{- if $e.existingSecret.name -}}
+{{- if $e.token -}}
+{{- fail "export: set export.existingSecret.name or the inline export.token, not both" -}}
+{{- end -}}
+{{- else -}}
+{{- $_ := required "export.existingSecret.name is required with export.url (or, only to try the chart out, the inline export.token)" $e.token -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.redis.existingSecret.name .Values.redis.password -}}
+{{- fail "redis: set redis.existingSecret.name or the inline redis.password, not both" -}}
+{{- end -}}
+{{- if and .Values.redis.sentinel.existingSecret.name .Values.redis.sentinel.password -}}
+{{- fail "redis.sentinel: set redis.sentinel.existingSecret.name or the inline redis.sentinel.password, not both" -}}
+{{- end -}}
+{{- if and .Values.ingress.enabled (not .Values.ingress.host) -}}
+{{- fail "ingress.host is required with ingress.enabled: the public host of https://HOST/webhook" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The env both binaries read from Secrets: the App id and the Redis passwords. */}}
+{{- define "queen-app.commonSecretEnv" -}}
+- name: GITHUB_APP_ID
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "queen-app.github.secret" . }}
+      key: {{ include "queen-app.github.appIdKey" . }}
+- name: GITHUB_APP_PRIVATE_KEY_FILE
+  value: {{ include "queen-app.keyFile" . }}
+{{- if include "queen-app.redis.hasPassword" . }}
+- name: QUEEN_REDIS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "queen-app.redis.secret" . }}
+      key: {{ include "queen-app.redis.passwordKey" . }}
+{{- end }}
+{{- if and .Values.redis.sentinel.addresses (include "queen-app.sentinel.hasPassword" .) }}
+- name: QUEEN_REDIS_SENTINEL_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "queen-app.sentinel.secret" . }}
+      key: {{ include "queen-app.sentinel.passwordKey" . }}
+{{- end }}
+{{- end -}}
+
+{{/* The private key as a read-only file: a volume of the one key only. */}}
+{{- define "queen-app.keyVolume" -}}
+- name: github-app-key
+  secret:
+    secretName: {{ include "queen-app.github.secret" . }}
+    defaultMode: 0440
+    items:
+      - key: {{ include "queen-app.github.privateKeyKey" . }}
+        path: {{ base (include "queen-app.keyFile" .) }}
+{{- end -}}
+
+{{/* Rolls the pods when the settings or an inline Secret change. */}}
+{{- define "queen-app.checksums" -}}
+checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
+checksum/secrets: {{ include (print .Template.BasePath "/secrets.yaml") . | sha256sum }}
+{{- end -}}
