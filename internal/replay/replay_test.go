@@ -40,6 +40,11 @@ func TestShippedSnapshot(t *testing.T) {
 	if got := rep.TakenAt.Format("2006-01-02T15:04:05Z07:00"); got != "2026-10-11T12:55:00Z" {
 		t.Errorf("taken_at = %s", got)
 	}
+	// The counts are what was measured; the rows are generated from them,
+	// and the file says so, so no one reads it as the live data.
+	if !strings.HasPrefix(s.About, "Synthetic rows built by tools/gensnapshot") {
+		t.Errorf("about = %q: the snapshot must say it is synthetic", s.About)
+	}
 	if len(rep.Rows) != 463 || len(s.Rows) != 463 {
 		t.Fatalf("%d rows, want 463 (89 claimed + 374 completed)", len(rep.Rows))
 	}

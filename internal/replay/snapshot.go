@@ -21,6 +21,7 @@ import (
 // input order.
 type Snapshot struct {
 	TakenAt time.Time
+	About   string // what the snapshot is, when it says ("about")
 	Rows    []*dispatch.Row
 }
 
@@ -52,11 +53,12 @@ func (e *Error) Error() string {
 
 // Top-level and row fields besides the Queen-owned ones (dispatch.QueenFields).
 var (
-	topFields = map[string]bool{"taken_at": true, "rows": true}
+	topFields = map[string]bool{"taken_at": true, "about": true, "rows": true}
 	prsFields = map[string]bool{"read": true, "open": true, "merged": true, "closed_unmerged": true, "read_at": true, "numbers": true}
 )
 
-// Parse reads a snapshot: {"taken_at": RFC3339, "rows": [ROW, ...]}. It is
+// Parse reads a snapshot: {"taken_at": RFC3339, "about": TEXT, "rows": [ROW,
+// ...]} ("about" optional: what the snapshot is). It is
 // strict: an unknown field, a bad value or a repeated repo and issue is an
 // *Error naming the row and the field, so a typo never passes silently.
 func Parse(data []byte) (*Snapshot, error) {
@@ -74,6 +76,9 @@ func Parse(data []byte) (*Snapshot, error) {
 	}
 	if s.TakenAt, err = date(raw); err != nil {
 		return nil, &Error{Row: -1, Field: "taken_at", Problem: err.Error()}
+	}
+	if raw, ok := top["about"]; ok && json.Unmarshal(raw, &s.About) != nil {
+		return nil, &Error{Row: -1, Field: "about", Problem: "must be a string"}
 	}
 	raw, ok = top["rows"]
 	if !ok {

@@ -1,8 +1,10 @@
 // Command gensnapshot writes testdata/replay/2026-10-11.json, the replay
 // snapshot rebuilt from the two sets measured on the live Queen on
 // 2026-10-11: the 89 rows that claimed their issue at 12:55Z and the 374
-// completed rows at 12:47Z. The output is deterministic: the same program
-// always writes the same bytes (a test holds the committed file to it).
+// completed rows at 12:47Z. The rows are synthetic: their counts are the
+// measured ones, their fields are drawn to match them, and the file says so
+// in its "about". The output is deterministic: the same program always
+// writes the same bytes (a test holds the committed file to it).
 //
 //	go run ./tools/gensnapshot -o testdata/replay/2026-10-11.json
 package main
@@ -18,6 +20,11 @@ import (
 )
 
 const repo = "gHashTag/t27"
+
+// about is the snapshot's own statement of what it is.
+const about = "Synthetic rows built by tools/gensnapshot from the counts measured on the live Queen " +
+	"on 2026-10-11 (89 rows claiming their issue at 12:55Z, 374 completed rows at 12:47Z); " +
+	"the counts are real, the rows are not the live data."
 
 var takenAt = time.Date(2026, 10, 11, 12, 55, 0, 0, time.UTC)
 
@@ -293,7 +300,7 @@ func generate() ([]byte, error) {
 	}
 
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "{\"taken_at\": %q,\n \"rows\": [", stamp(takenAt))
+	fmt.Fprintf(&b, "{\"taken_at\": %q,\n \"about\": %q,\n \"rows\": [", stamp(takenAt), about)
 	for i, r := range g.rows {
 		line, err := json.Marshal(r)
 		if err != nil {
