@@ -4,9 +4,6 @@
 package config
 
 import (
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"net"
 	"net/url"
@@ -16,6 +13,7 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/ghrepo"
+	"github.com/queen-app/queen-app/internal/githubapp"
 )
 
 // Role says which binary is loading: each needs a different subset.
@@ -110,7 +108,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		RedeliverInterval:   r.duration("QUEEN_REDELIVER_INTERVAL", 15*time.Minute),
 		AuditMaxLen:         r.int("QUEEN_AUDIT_MAXLEN", 1_000_000),
 	}
-	c.GraphQLURL = r.url("GITHUB_GRAPHQL_URL", GraphQLURLFor(c.APIURL))
+	c.GraphQLURL = r.url("GITHUB_GRAPHQL_URL", githubapp.GraphQLURLFor(c.APIURL))
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -172,21 +170,6 @@ func LoadApp(getenv func(string) string) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-// GraphQLURLFor derives the GraphQL endpoint from a REST base: GitHub's own,
-// an Enterprise /api/v3/ base, or the base plus "graphql".
-func GraphQLURLFor(api string) string {
-	switch {
-	case api == "":
-		return ""
-	case strings.HasPrefix(api, "https://api.github.com"):
-		return "https://api.github.com/graphql"
-	case strings.HasSuffix(strings.TrimSuffix(api, "/"), "/api/v3"):
-		return strings.TrimSuffix(strings.TrimSuffix(api, "/"), "/v3") + "/graphql"
-	default:
-		return strings.TrimSuffix(api, "/") + "/graphql"
-	}
 }
 
 type reader struct {
@@ -296,25 +279,10 @@ func (r *reader) app(c *Config) error {
 	} else {
 		return &Error{"GITHUB_APP_PRIVATE_KEY_FILE", "is required (or GITHUB_APP_PRIVATE_KEY with the PEM)"}
 	}
-	if !isRSAKey(c.PrivateKey) {
+	if _, err := githubapp.ParsePrivateKey(c.PrivateKey); err != nil {
 		return &Error{keyVar, "is not a PEM-encoded RSA private key"}
 	}
 	return nil
-}
-
-// isRSAKey reports whether b is a PEM RSA private key (PKCS#1 or PKCS#8), as
-// GitHub issues them.
-func isRSAKey(b []byte) bool {
-	block, _ := pem.Decode(b)
-	if block == nil {
-		return false
-	}
-	if _, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
-		return true
-	}
-	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
-	_, ok := k.(*rsa.PrivateKey)
-	return err == nil && ok
 }
 
 // pathError keeps the reason of a file error without repeating the path

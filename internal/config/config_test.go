@@ -142,19 +142,6 @@ func TestFlagsAndKeyFile(t *testing.T) {
 	}
 }
 
-func TestGraphQLURLFor(t *testing.T) {
-	for api, want := range map[string]string{
-		"https://api.github.com/":           "https://api.github.com/graphql",
-		"https://ghe.example.com/api/v3/":   "https://ghe.example.com/api/graphql",
-		"http://127.0.0.1:9999/":            "http://127.0.0.1:9999/graphql",
-		"http://127.0.0.1:9999/github/api/": "http://127.0.0.1:9999/github/api/graphql",
-	} {
-		if got := GraphQLURLFor(api); got != want {
-			t.Errorf("GraphQLURLFor(%q) = %q, want %q", api, got, want)
-		}
-	}
-}
-
 // The two binaries run side by side on one host with their defaults.
 func TestWorkerAndWebhookDefaultPortsDiffer(t *testing.T) {
 	hook, err := Load(Webhook, env(base()))

@@ -20,7 +20,6 @@ import (
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v66/github"
 
-	"github.com/queen-app/queen-app/internal/config"
 	"github.com/queen-app/queen-app/internal/redact"
 )
 
@@ -75,9 +74,9 @@ func New(cfg Config) (*App, error) {
 	if cfg.AppID <= 0 {
 		return nil, errors.New("githubapp: AppID must be a positive App id")
 	}
-	key, err := parseKey(cfg.PrivateKey)
+	key, err := ParsePrivateKey(cfg.PrivateKey)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("githubapp: PrivateKey: %w", err)
 	}
 	apiURL := cfg.APIURL
 	if apiURL == "" {
@@ -92,7 +91,7 @@ func New(cfg Config) (*App, error) {
 	}
 	gql := cfg.GraphQLURL
 	if gql == "" {
-		gql = config.GraphQLURLFor(api.String())
+		gql = GraphQLURLFor(api.String())
 	}
 	if _, err := parseBase(gql); err != nil {
 		return nil, fmt.Errorf("githubapp: GraphQLURL: %v", err)
@@ -129,11 +128,13 @@ func (a *App) APIURL() string { return a.api.String() }
 // GraphQLURL is the GraphQL endpoint in use.
 func (a *App) GraphQLURL() string { return a.graphqlURL }
 
-func parseKey(pemBytes []byte) (*rsa.PrivateKey, error) {
+// ParsePrivateKey reads an App's private key: PEM, RSA, PKCS#1 or PKCS#8, as
+// GitHub issues them. Its error never quotes the key.
+func ParsePrivateKey(pemBytes []byte) (*rsa.PrivateKey, error) {
 	if len(pemBytes) == 0 {
-		return nil, errors.New("githubapp: PrivateKey is empty")
+		return nil, errors.New("is empty")
 	}
-	bad := errors.New("githubapp: PrivateKey is not a PEM-encoded RSA private key")
+	bad := errors.New("is not a PEM-encoded RSA private key")
 	block, _ := pem.Decode(pemBytes)
 	if block == nil {
 		return nil, bad
@@ -150,6 +151,21 @@ func parseKey(pemBytes []byte) (*rsa.PrivateKey, error) {
 		return nil, bad
 	}
 	return rk, nil
+}
+
+// GraphQLURLFor derives the GraphQL endpoint from a REST base: GitHub's own,
+// an Enterprise /api/v3/ base, or the base plus "graphql".
+func GraphQLURLFor(api string) string {
+	switch {
+	case api == "":
+		return ""
+	case strings.HasPrefix(api, "https://api.github.com"):
+		return "https://api.github.com/graphql"
+	case strings.HasSuffix(strings.TrimSuffix(api, "/"), "/api/v3"):
+		return strings.TrimSuffix(strings.TrimSuffix(api, "/"), "/v3") + "/graphql"
+	default:
+		return strings.TrimSuffix(api, "/") + "/graphql"
+	}
 }
 
 func parseBase(s string) (*url.URL, error) {
