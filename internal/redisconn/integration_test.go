@@ -15,13 +15,7 @@ import (
 
 func open(t *testing.T, url, password, sentinelPassword string) redis.UniversalClient {
 	t.Helper()
-	spec, err := redisconn.Parse(url, password, sentinelPassword)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redisconn.New(spec)
-	t.Cleanup(func() { c.Close() })
-	return c
+	return redistest.Open(t, url, password, sentinelPassword)
 }
 
 // asynqRoundTrip enqueues a task over rdb, lets an asynq server over the
