@@ -242,6 +242,29 @@ func (set *SentinelSet) WaitReplicated() {
 	}
 }
 
+// Lag makes the replicas fall behind: they stop (SIGSTOP) and the
+// primary's links to them are filled past the sockets' buffers, so what
+// the primary takes from now on stays in its own memory. Killing the
+// primary then loses it, as a crash with lagging replicas would.
+func (set *SentinelSet) Lag() error {
+	for _, r := range set.Replicas {
+		r.Pause()
+	}
+	c := set.Primary.conn()
+	defer c.Close()
+	// Loopback socket buffers hold a few MiB each way; the primary keeps
+	// up to 256 MiB for a replica before dropping it.
+	return c.Set(context.Background(), "redistest:lag-filler", strings.Repeat("x", 32<<20), 0).Err()
+}
+
+// Crash kills the primary with SIGKILL and lets the replicas go on.
+func (set *SentinelSet) Crash() {
+	set.Primary.Kill()
+	for _, r := range set.Replicas {
+		r.Resume()
+	}
+}
+
 // publish makes the primary write to its replication stream, keyless.
 func (set *SentinelSet) publish() {
 	c := set.Primary.conn()
