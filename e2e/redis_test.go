@@ -69,7 +69,7 @@ func TestFailoverLosesNoAcceptedDelivery(t *testing.T) {
 	// The stream's tasks wait out the switch in the scheduled set: asynq
 	// v0.26 cannot record the end of a task whose run met the outage (its
 	// re-sync reuses a canceled context), so such a task would stay active
-	// until its lease expires and the recoverer runs, 30 to 90 s later.
+	// until asynq's recoverer finds its lease expired, one to two minutes later.
 	f := newFreeStackOn(t, sentinelForm(set), map[string]string{frFlag: "on", "QUEEN_REEVALUATE_DELAY": "2s"})
 	f.webhook()
 	worker := f.startWorker(nil)
