@@ -110,6 +110,16 @@ func TestReplicaAckWaitsForAReplica(t *testing.T) {
 	if got, err := rdb.Get(acked, "missing").Result(); !errors.Is(err, redis.Nil) || got != "" {
 		t.Fatalf("acknowledged read of a missing key: %q %v; want redis.Nil", got, err)
 	}
+	// WAIT cannot join MULTI/EXEC: a transaction under the mark is refused, not left unacknowledged.
+	if _, err := rdb.TxPipelined(acked, func(p redis.Pipeliner) error {
+		p.Set(acked, "k-tx", "v", 0)
+		return nil
+	}); err == nil {
+		t.Fatal("an acknowledged transaction was answered without a replica's acknowledgement")
+	}
+	if n, err := rdb.Exists(ctx, "k-tx").Result(); err != nil || n != 0 {
+		t.Fatalf("the refused transaction wrote: %d %v", n, err)
+	}
 
 	replica.Pause()
 	defer replica.Resume()
