@@ -499,28 +499,28 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 func TestRedisFormsFromValues(t *testing.T) {
 	noHost := without(inlineValues(), "redis.host")
 	for _, tc := range []struct {
-		name, url  string
-		vals       map[string]any
-		passwords  map[string]string // env var -> value the pod gets
-		singleNode bool
+		name, url string
+		vals      map[string]any
+		passwords map[string]string // env var -> value the pod gets
 	}{
-		{"host", "rediss://queen@redis.example:6380/2", with(with(with(with(with(inlineValues(),
+		{"host", "rediss://queen@redis.example:6380/2", with(with(with(with(with(with(inlineValues(),
 			"redis.host", "redis.example"), "redis.port", 6380), "redis.db", 2), "redis.tls", true), "redis.username", "queen"),
-			nil, true},
-		{"url", "redis://redis.example:6379/1", with(noHost, "redis.url", "redis://redis.example:6379/1"), nil, true},
+			"redis.password", "acl-pw"),
+			map[string]string{"QUEEN_REDIS_PASSWORD": "acl-pw"}},
+		{"url", "redis://redis.example:6379/1", with(noHost, "redis.url", "redis://redis.example:6379/1"), nil},
 		{"inline password", "redis://redis.queen.svc:6379/0", with(inlineValues(), "redis.password", "inline-pw"),
-			map[string]string{"QUEEN_REDIS_PASSWORD": "inline-pw"}, true},
+			map[string]string{"QUEEN_REDIS_PASSWORD": "inline-pw"}},
 		{"existing password", "redis://redis.queen.svc:6379/0",
 			with(inlineValues(), "redis.existingSecret", map[string]any{"name": "queen-app-redis"}),
-			map[string]string{"QUEEN_REDIS_PASSWORD": testValueFor("password")}, true},
+			map[string]string{"QUEEN_REDIS_PASSWORD": testValueFor("password")}},
 		{"sentinel", "rediss+sentinel://s1:26379,s2:26379,s3:26379/mymaster/3", with(with(noHost, "redis.sentinel",
 			map[string]any{"addresses": []any{"s1:26379", "s2:26379", "s3:26379"}, "masterName": "mymaster", "db": 3, "tls": true,
 				"existingSecret": map[string]any{"name": "queen-app-redis-sentinel"}}),
 			"redis.existingSecret", map[string]any{"name": "queen-app-redis"}),
-			map[string]string{"QUEEN_REDIS_PASSWORD": testValueFor("password"), "QUEEN_REDIS_SENTINEL_PASSWORD": testValueFor("password")}, false},
+			map[string]string{"QUEEN_REDIS_PASSWORD": testValueFor("password"), "QUEEN_REDIS_SENTINEL_PASSWORD": testValueFor("password")}},
 		{"cluster", "rediss+cluster://n1:6379,n2:6379", with(with(noHost, "redis.cluster",
 			map[string]any{"addresses": []any{"n1:6379", "n2:6379"}, "tls": true}), "redis.password", "cluster-pw"),
-			map[string]string{"QUEEN_REDIS_PASSWORD": "cluster-pw"}, false},
+			map[string]string{"QUEEN_REDIS_PASSWORD": "cluster-pw"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := render(t, tc.vals)
@@ -544,10 +544,8 @@ func TestRedisFormsFromValues(t *testing.T) {
 						t.Errorf("%s: %s = %q, want %q", d.Name, v, e.vars[v], tc.passwords[v])
 					}
 				}
-				if tc.singleNode {
-					if _, err := config.Load(config.Worker, e.getenv); err != nil {
-						t.Errorf("%s: %v", d.Name, err)
-					}
+				if _, err := config.Load(config.Worker, e.getenv); err != nil {
+					t.Errorf("%s: %v", d.Name, err)
 				}
 			}
 		})

@@ -99,14 +99,11 @@ func codeVariables(t *testing.T) map[string]bool {
 	return out
 }
 
-// awaitingCode are variables the lead's contract names for the Redis forms
-// (issue 12) and insecure URLs, being implemented in parallel: the example
-// documents them before the code reads them. The exemption ends by itself
-// once the code names them.
+// awaitingCode are variables the lead's contract names for insecure URLs,
+// being implemented in parallel: the example documents them before the code
+// reads them.
 var awaitingCode = map[string]bool{
-	"QUEEN_ALLOW_INSECURE_URLS":     true,
-	"QUEEN_REDIS_PASSWORD":          true,
-	"QUEEN_REDIS_SENTINEL_PASSWORD": true,
+	"QUEEN_ALLOW_INSECURE_URLS": true,
 }
 
 func TestEnvExampleListsEveryVariable(t *testing.T) {

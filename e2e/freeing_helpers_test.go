@@ -26,8 +26,8 @@ const frLimit = 60 * time.Second
 // fstack is a stack that also runs cmd/worker.
 type fstack struct {
 	*stack
-	workerURL string // the worker's /healthz and /metrics, "http://host:port"
-	rdb       *redis.Client
+	workerURL string                // the worker's /healthz and /metrics, "http://host:port"
+	rdb       redis.UniversalClient // built as the binaries build theirs
 	insp      *asynq.Inspector
 }
 
@@ -35,12 +35,18 @@ type fstack struct {
 // deliveries of a test decide anything; extra wins.
 func newFreeStack(t *testing.T, extra map[string]string) *fstack {
 	t.Helper()
+	return newFreeStackOn(t, nil, extra)
+}
+
+// newFreeStackOn is newFreeStack on the Redis of form (nil: one node).
+func newFreeStackOn(t *testing.T, form *redisForm, extra map[string]string) *fstack {
+	t.Helper()
 	env := map[string]string{"QUEEN_SWEEP_INTERVAL": "0s", "QUEEN_REDELIVER_INTERVAL": "0s"}
 	for k, v := range extra {
 		env[k] = v
 	}
-	f := &fstack{stack: newStack(t, env)}
-	f.rdb = f.redis.Client()
+	f := &fstack{stack: newStackOn(t, form, env)}
+	f.rdb = f.form.open()
 	f.insp = asynq.NewInspectorFromRedisClient(f.rdb)
 	return f
 }

@@ -161,6 +161,15 @@ func sign(secret string, body []byte) string {
 // deliver posts a signed webhook and returns the status code.
 func deliver(t *testing.T, url, secret, event, delivery string, body []byte) int {
 	t.Helper()
+	code, err := post(url, secret, event, delivery, body)
+	if err != nil {
+		t.Fatalf("deliver %s: %v", delivery, err)
+	}
+	return code
+}
+
+// post is deliver for goroutines other than the test's: it returns the error.
+func post(url, secret, event, delivery string, body []byte) (int, error) {
 	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-GitHub-Event", event)
@@ -168,11 +177,11 @@ func deliver(t *testing.T, url, secret, event, delivery string, body []byte) int
 	req.Header.Set("X-Hub-Signature-256", sign(secret, body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("deliver %s: %v", delivery, err)
+		return 0, err
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	return resp.StatusCode
+	return resp.StatusCode, nil
 }
 
 // apiJSON calls the claims API and decodes the answer.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/githubtest"
 	"github.com/queen-app/queen-app/internal/redistest"
@@ -22,7 +23,8 @@ const (
 // stack is one private Redis, the GitHub stand-in and the binaries' env.
 type stack struct {
 	t       *testing.T
-	redis   *redistest.Server
+	redis   *redistest.Server // the single node; nil on another form
+	form    *redisForm
 	gh      *githubtest.Server
 	env     map[string]string
 	hookURL string
@@ -31,12 +33,23 @@ type stack struct {
 
 func newStack(t *testing.T, extra map[string]string) *stack {
 	t.Helper()
-	s := &stack{t: t, redis: redistest.StartWith(t, redistest.Options{AppendOnly: true}), gh: githubtest.New(t)}
+	return newStackOn(t, nil, extra)
+}
+
+// newStackOn is newStack on the Redis of form; nil is one private node
+// with the append-only file (stack.redis).
+func newStackOn(t *testing.T, form *redisForm, extra map[string]string) *stack {
+	t.Helper()
+	s := &stack{t: t, form: form, gh: githubtest.New(t)}
+	if form == nil {
+		s.redis = redistest.StartWith(t, redistest.Options{AppendOnly: true})
+		s.form = &redisForm{env: map[string]string{"QUEEN_REDIS_URL": s.redis.URL()},
+			open: func() redis.UniversalClient { return s.redis.Client() }}
+	}
 	s.gh.AddInstallation(instID, "hive", repo)
 	hook, api := freeAddr(t), freeAddr(t)
 	s.hookURL, s.apiURL = "http://"+hook+"/webhook", "http://"+api
 	s.env = map[string]string{
-		"QUEEN_REDIS_URL":        s.redis.URL(),
 		"GITHUB_APP_ID":          itoa(s.gh.AppID()),
 		"GITHUB_APP_PRIVATE_KEY": string(s.gh.Key()),
 		"GITHUB_WEBHOOK_SECRET":  secret,
@@ -45,6 +58,9 @@ func newStack(t *testing.T, extra map[string]string) *stack {
 		"QUEEN_LISTEN":           hook,
 		"QUEEN_API_LISTEN":       api,
 		"QUEEN_REEVALUATE_DELAY": "0s",
+	}
+	for k, v := range s.form.env {
+		s.env[k] = v
 	}
 	for k, v := range extra {
 		s.env[k] = v

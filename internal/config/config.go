@@ -4,6 +4,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/githubapp"
+	"github.com/queen-app/queen-app/internal/redisconn"
 )
 
 // Role says which binary is loading: each needs a different subset.
@@ -36,7 +38,9 @@ const (
 
 // Config is every setting of the design.
 type Config struct {
-	RedisURL string
+	RedisURL              string // one of redisconn's three forms
+	RedisPassword         string // never logged
+	RedisSentinelPassword string // never logged
 
 	AppID             int64
 	PrivateKey        []byte // never logged
@@ -85,36 +89,39 @@ func FromEnv(role Role) (*Config, error) { return Load(role, os.Getenv) }
 func Load(role Role, getenv func(string) string) (*Config, error) {
 	r := reader{getenv: getenv}
 	c := &Config{
-		RedisURL:            r.str("QUEEN_REDIS_URL", ""),
-		APIURL:              r.url("GITHUB_API_URL", "https://api.github.com/"),
-		GitURL:              r.url("GITHUB_GIT_URL", "https://github.com/"),
-		Listen:              r.listen("QUEEN_LISTEN", DefaultListen),
-		APIListen:           r.listen("QUEEN_API_LISTEN", apiListenOf(role)),
-		APIToken:            r.str("QUEEN_API_TOKEN", ""),
-		QueenAPI:            r.url("QUEEN_API_URL", DefaultQueenAPI),
-		WebhookSecret:       r.str("GITHUB_WEBHOOK_SECRET", ""),
-		WebhookSecretPrev:   r.str("GITHUB_WEBHOOK_SECRET_PREVIOUS", ""),
-		FreeClosedPR:        r.flag("QUEEN_FREE_CLOSED_PR"),
-		ReleaseDeadClaims:   r.flag("QUEEN_RELEASE_DEAD_CLAIMS"),
-		ReviewFirst:         r.flag("QUEEN_REVIEW_FIRST"),
-		ExportURL:           r.url("QUEEN_EXPORT_URL", ""),
-		ExportToken:         r.str("QUEEN_EXPORT_TOKEN", ""),
-		ExportRepo:          r.str("QUEEN_EXPORT_REPO", ""),
-		ExportDryRun:        r.flag("QUEEN_EXPORT_DRY_RUN"),
-		BaseBranch:          r.str("QUEEN_BASE_BRANCH", "master"),
-		ReevaluateDelay:     r.duration("QUEEN_REEVALUATE_DELAY", 5*time.Second),
-		SweepInterval:       r.duration("QUEEN_SWEEP_INTERVAL", 10*time.Minute),
-		ExportSweepInterval: r.duration("QUEEN_EXPORT_SWEEP_INTERVAL", 5*time.Minute),
-		RedeliverInterval:   r.duration("QUEEN_REDELIVER_INTERVAL", 15*time.Minute),
-		AuditMaxLen:         r.int("QUEEN_AUDIT_MAXLEN", 1_000_000),
+		RedisURL: r.str(redisconn.URLVar, ""),
+		// Passwords are taken byte for byte, spaces included.
+		RedisPassword:         getenv(redisconn.PasswordVar),
+		RedisSentinelPassword: getenv(redisconn.SentinelPasswordVar),
+		APIURL:                r.url("GITHUB_API_URL", "https://api.github.com/"),
+		GitURL:                r.url("GITHUB_GIT_URL", "https://github.com/"),
+		Listen:                r.listen("QUEEN_LISTEN", DefaultListen),
+		APIListen:             r.listen("QUEEN_API_LISTEN", apiListenOf(role)),
+		APIToken:              r.str("QUEEN_API_TOKEN", ""),
+		QueenAPI:              r.url("QUEEN_API_URL", DefaultQueenAPI),
+		WebhookSecret:         r.str("GITHUB_WEBHOOK_SECRET", ""),
+		WebhookSecretPrev:     r.str("GITHUB_WEBHOOK_SECRET_PREVIOUS", ""),
+		FreeClosedPR:          r.flag("QUEEN_FREE_CLOSED_PR"),
+		ReleaseDeadClaims:     r.flag("QUEEN_RELEASE_DEAD_CLAIMS"),
+		ReviewFirst:           r.flag("QUEEN_REVIEW_FIRST"),
+		ExportURL:             r.url("QUEEN_EXPORT_URL", ""),
+		ExportToken:           r.str("QUEEN_EXPORT_TOKEN", ""),
+		ExportRepo:            r.str("QUEEN_EXPORT_REPO", ""),
+		ExportDryRun:          r.flag("QUEEN_EXPORT_DRY_RUN"),
+		BaseBranch:            r.str("QUEEN_BASE_BRANCH", "master"),
+		ReevaluateDelay:       r.duration("QUEEN_REEVALUATE_DELAY", 5*time.Second),
+		SweepInterval:         r.duration("QUEEN_SWEEP_INTERVAL", 10*time.Minute),
+		ExportSweepInterval:   r.duration("QUEEN_EXPORT_SWEEP_INTERVAL", 5*time.Minute),
+		RedeliverInterval:     r.duration("QUEEN_REDELIVER_INTERVAL", 15*time.Minute),
+		AuditMaxLen:           r.int("QUEEN_AUDIT_MAXLEN", 1_000_000),
 	}
 	c.GraphQLURL = r.url("GITHUB_GRAPHQL_URL", githubapp.GraphQLURLFor(c.APIURL))
 	if r.err != nil {
 		return nil, r.err
 	}
 	if c.RedisURL != "" {
-		if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
-			return nil, &Error{"QUEEN_REDIS_URL", "must be a redis:// or rediss:// URL"}
+		if _, err := c.Redis(); err != nil {
+			return nil, err
 		}
 	}
 	if c.ExportRepo != "" && !ghrepo.Valid(c.ExportRepo) {
@@ -157,6 +164,17 @@ func apiListenOf(role Role) string {
 		return DefaultWorkerAPIListen
 	}
 	return DefaultWebhookAPIListen
+}
+
+// Redis is the Redis deployment the settings name, for redisconn.New. An
+// error names its variable; Load has checked the settings already.
+func (c *Config) Redis() (*redisconn.Spec, error) {
+	s, err := redisconn.Parse(c.RedisURL, c.RedisPassword, c.RedisSentinelPassword)
+	var bad *redisconn.Error
+	if errors.As(err, &bad) {
+		return nil, &Error{Var: bad.Var, Problem: bad.Problem}
+	}
+	return s, err
 }
 
 // LoadApp reads only the App id and key, for queenctl deliveries.

@@ -7,9 +7,12 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queen-app/queen-app/internal/redisconn"
 )
 
 // keyPEM is a real RSA key: config parses the key it is given.
@@ -62,6 +65,16 @@ func TestEachBadValueNamesItsVariable(t *testing.T) {
 	}{
 		{Webhook, nil, []string{"QUEEN_REDIS_URL"}, "QUEEN_REDIS_URL"},
 		{Webhook, map[string]string{"QUEEN_REDIS_URL": "http://x"}, nil, "QUEEN_REDIS_URL"},
+		{Worker, map[string]string{"QUEEN_REDIS_URL": "redis+sentinel://s1:26379,s2:26379"}, nil, "QUEEN_REDIS_URL"},
+		{Worker, map[string]string{"QUEEN_REDIS_URL": "redis+cluster://n1:6379,n2:6379/1"}, nil, "QUEEN_REDIS_URL"},
+		{Webhook, map[string]string{"QUEEN_REDIS_URL": "redis://h:6379,h2:6379"}, nil, "QUEEN_REDIS_URL"},
+		{Webhook, map[string]string{"QUEEN_REDIS_URL": "redis+cluster://n1:x"}, nil, "QUEEN_REDIS_URL"},
+		{Webhook, map[string]string{"QUEEN_REDIS_URL": "redis://h/db"}, nil, "QUEEN_REDIS_URL"},
+		{Webhook, map[string]string{"QUEEN_REDIS_URL": "redis://redis-pw-value@h:6379"}, nil, "QUEEN_REDIS_URL"},
+		{Webhook, map[string]string{"QUEEN_REDIS_URL": "redis://:redis-pw-value@h:6379", "QUEEN_REDIS_PASSWORD": "redis-pw-value"}, nil, "QUEEN_REDIS_PASSWORD"},
+		{Worker, map[string]string{"QUEEN_REDIS_SENTINEL_PASSWORD": "redis-pw-value"}, nil, "QUEEN_REDIS_SENTINEL_PASSWORD"},
+		// queenctl needs no Redis, but a URL it is given must still be sound.
+		{CLI, map[string]string{"QUEEN_REDIS_URL": "redis+sentinel://s1:26379"}, nil, "QUEEN_REDIS_URL"},
 		{Webhook, nil, []string{"GITHUB_APP_ID"}, "GITHUB_APP_ID"},
 		{Webhook, map[string]string{"GITHUB_APP_ID": "abc"}, nil, "GITHUB_APP_ID"},
 		{Webhook, nil, []string{"GITHUB_APP_PRIVATE_KEY"}, "GITHUB_APP_PRIVATE_KEY_FILE"},
@@ -101,7 +114,7 @@ func TestEachBadValueNamesItsVariable(t *testing.T) {
 		if !strings.HasPrefix(msg, tc.variable+":") || strings.Contains(msg, "\n") {
 			t.Errorf("%v %v: error %q, want one line starting with %s", tc.set, tc.unset, msg, tc.variable)
 		}
-		for _, secret := range []string{"s3cret-value", "api-token-value", keyBody} {
+		for _, secret := range []string{"s3cret-value", "api-token-value", keyBody, "redis-pw-value"} {
 			if strings.Contains(msg, secret) {
 				t.Errorf("error %q leaks a secret", msg)
 			}
@@ -154,5 +167,32 @@ func TestWorkerAndWebhookDefaultPortsDiffer(t *testing.T) {
 	}
 	if hook.APIListen != ":8081" || w.APIListen != ":8082" || hook.Listen == w.APIListen {
 		t.Fatalf("webhook API %q, worker %q: want :8081 and :8082", hook.APIListen, w.APIListen)
+	}
+}
+
+func TestRedisTakesEachFormWithItsPasswords(t *testing.T) {
+	cases := []struct {
+		url, password, sentinelPassword string
+		mode                            redisconn.Mode
+		addrs                           []string
+	}{
+		{"rediss://redis.internal:6380/2", "pw", "", redisconn.Single, []string{"redis.internal:6380"}},
+		{"redis+sentinel://s1:26379,s2:26379,s3:26379/queen/1", "pw", "spw", redisconn.Sentinel, []string{"s1:26379", "s2:26379", "s3:26379"}},
+		{"redis+cluster://n1:6379,n2:6379,n3:6379", " pw with spaces ", "", redisconn.Cluster, []string{"n1:6379", "n2:6379", "n3:6379"}},
+	}
+	for _, c := range cases {
+		m := base()
+		m["QUEEN_REDIS_URL"], m["QUEEN_REDIS_PASSWORD"], m["QUEEN_REDIS_SENTINEL_PASSWORD"] = c.url, c.password, c.sentinelPassword
+		cfg, err := Load(Worker, env(m))
+		if err != nil {
+			t.Fatalf("%s: %v", c.url, err)
+		}
+		s, err := cfg.Redis()
+		if err != nil {
+			t.Fatalf("%s: Redis(): %v", c.url, err)
+		}
+		if s.Mode != c.mode || !reflect.DeepEqual(s.Addrs, c.addrs) || s.Password != c.password || s.SentinelPassword != c.sentinelPassword {
+			t.Fatalf("%s: %+v", c.url, s)
+		}
 	}
 }

@@ -61,3 +61,29 @@ func TestClusterKeysShareOneSlot(t *testing.T) {
 		t.Fatalf("refused script wrote a row: %v", err)
 	}
 }
+
+// The binaries' client of each multi-server form (redisconn) carries the
+// ledger: racing writers keep every acknowledged write, the histories and
+// the audit stream agree. On three cluster nodes the repositories' rows
+// and the global audit stream and index live on different nodes.
+func TestConcurrentTransitionsOnSentinelAndCluster(t *testing.T) {
+	t.Run("sentinel", func(t *testing.T) {
+		set := redistest.StartSentinel(t, redistest.SentinelOptions{Password: "data-pw"})
+		checkConcurrentTransitions(t, newFixtureOn(set.Open(), concurrentOptions))
+	})
+	t.Run("cluster of three", func(t *testing.T) {
+		c := redistest.StartCluster(t, 3)
+		if c.NodeFor("queen:{"+repo+"}:rows") == c.NodeFor("queen:audit") {
+			t.Fatal("the row keys and the audit stream share a node: the test would not cross nodes")
+		}
+		rdb := c.Open()
+		if _, ok := rdb.(*redis.ClusterClient); !ok {
+			t.Fatalf("redis+cluster:// gave %T", rdb)
+		}
+		f := newFixtureOn(rdb, concurrentOptions)
+		if !f.l.split {
+			t.Fatal("the cluster client must write the audit stream outside the row's script")
+		}
+		checkConcurrentTransitions(t, f)
+	})
+}

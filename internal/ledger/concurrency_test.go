@@ -24,7 +24,12 @@ type ack struct {
 // four rows. Afterwards each row's history must explain its final state
 // and hold every write that was acknowledged.
 func TestConcurrentTransitionsKeepEveryAcknowledgedWrite(t *testing.T) {
-	f := newFixture(t, Options{FreeClosedPR: true, ReleaseDeadClaims: true, HistoryLen: 1 << 20, MaxRetries: 64})
+	checkConcurrentTransitions(t, newFixture(t, concurrentOptions))
+}
+
+var concurrentOptions = Options{FreeClosedPR: true, ReleaseDeadClaims: true, HistoryLen: 1 << 20, MaxRetries: 64}
+
+func checkConcurrentTransitions(t *testing.T, f *fixture) {
 	const rows, workers, opsEach = 4, 50, 20
 	for i := int64(1); i <= rows; i++ {
 		body := accepted

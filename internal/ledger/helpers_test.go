@@ -25,9 +25,16 @@ type fixture struct {
 func newFixture(t testing.TB, opts Options) *fixture {
 	t.Helper()
 	srv := redistest.Start(t)
+	f := newFixtureOn(srv.Client(), opts)
+	f.srv = srv
+	return f
+}
+
+// newFixtureOn is a fixture over rdb, a client of any form.
+func newFixtureOn(rdb redis.UniversalClient, opts Options) *fixture {
 	c := testkit.NewClock(t0)
 	opts.Now = c.Now
-	return &fixture{srv: srv, l: New(srv.Client(), opts), clock: c, ctx: context.Background()}
+	return &fixture{l: New(rdb, opts), clock: c, ctx: context.Background()}
 }
 
 func patch(t testing.TB, s string) map[string]json.RawMessage {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,9 +25,10 @@ type Server struct {
 	Dir  string // working directory (AOF files live here)
 	Port int
 
-	tb   testing.TB
-	args []string
-	cmd  *exec.Cmd
+	tb       testing.TB
+	args     []string
+	password string // requirepass, for the helpers' own connections
+	cmd      *exec.Cmd
 }
 
 // Options tune a server.
@@ -37,6 +39,13 @@ type Options struct {
 	// Cluster starts a one-node Redis Cluster owning every slot. Even one
 	// node refuses a script whose keys hash to different slots.
 	Cluster bool
+	// Password is the server's requirepass and masterauth (so a replica
+	// can follow a primary with the same password).
+	Password string
+	// Args are appended to the command line (replicaof, say).
+	Args []string
+
+	noSlots bool // StartCluster assigns the slots itself
 }
 
 // Start starts a private redis-server for tb and stops it at cleanup.
@@ -45,10 +54,7 @@ func Start(tb testing.TB) *Server { return StartWith(tb, Options{}) }
 // StartWith starts a private redis-server with opts.
 func StartWith(tb testing.TB, opts Options) *Server {
 	tb.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		tb.Fatalf("redis-server not found on PATH (install it: apt-get install -y redis-server): %v", err)
-	}
+	bin := redisServer(tb)
 	port := freePort(tb)
 	if opts.Cluster {
 		port = clusterPort(tb)
@@ -59,6 +65,9 @@ func StartWith(tb testing.TB, opts Options) *Server {
 		"--bind", "127.0.0.1", "--port", strconv.Itoa(s.Port), "--dir", s.Dir,
 		"--save", "", "--maxmemory-policy", "noeviction", "--protected-mode", "no",
 		"--logfile", filepath.Join(s.Dir, "redis.log"),
+		// A replica's first sync starts at once, not after the 5 s Redis
+		// waits by default for more replicas to share it.
+		"--repl-diskless-sync-delay", "0",
 	}
 	if opts.AppendOnly {
 		s.args = append(s.args, "--appendonly", "yes", "--appendfsync", "always")
@@ -68,40 +77,43 @@ func StartWith(tb testing.TB, opts Options) *Server {
 	if opts.Cluster {
 		s.args = append(s.args, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(s.Dir, "nodes.conf"))
 	}
+	if opts.Password != "" {
+		s.password = opts.Password
+		s.args = append(s.args, "--requirepass", opts.Password, "--masterauth", opts.Password)
+	}
+	s.args = append(s.args, opts.Args...)
 	s.start(bin)
 	tb.Cleanup(s.Stop)
-	if opts.Cluster {
+	if opts.Cluster && !opts.noSlots {
 		s.assignSlots()
 	}
 	return s
 }
 
+func redisServer(tb testing.TB) string {
+	tb.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		tb.Fatalf("redis-server not found on PATH (install it: apt-get install -y redis-server): %v", err)
+	}
+	return bin
+}
+
 // assignSlots gives the one node every slot and waits for the cluster.
 func (s *Server) assignSlots() {
 	s.tb.Helper()
-	node := redis.NewClient(&redis.Options{Addr: s.Addr})
+	node := s.conn()
 	defer node.Close()
-	ctx := context.Background()
-	if err := node.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
+	if err := node.Do(context.Background(), "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
 		s.tb.Fatalf("cluster addslotsrange: %v", err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		info, _ := node.ClusterInfo(ctx).Result()
-		if strings.Contains(info, "cluster_state:ok") {
-			return
-		}
-		if time.Now().After(deadline) {
-			s.tb.Fatalf("cluster state never ok:\n%s", info)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitClusterOK(s.tb, []*Server{s})
 }
 
 // ClusterClient returns a go-redis cluster client, closed at cleanup, for a
 // server started with Options.Cluster.
 func (s *Server) ClusterClient() *redis.ClusterClient {
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{s.Addr}})
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{s.Addr}, Password: s.password})
 	s.tb.Cleanup(func() { c.Close() })
 	return c
 }
@@ -114,7 +126,7 @@ func (s *Server) start(bin string) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c := redis.NewClient(&redis.Options{Addr: s.Addr})
+		c := s.conn()
 		err := c.Ping(context.Background()).Err()
 		c.Close()
 		if err == nil {
@@ -137,9 +149,14 @@ func (s *Server) URL() string { return "redis://" + s.Addr + "/0" }
 
 // Client returns a go-redis client closed at cleanup.
 func (s *Server) Client() *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	c := s.conn()
 	s.tb.Cleanup(func() { c.Close() })
 	return c
+}
+
+// conn is a client of this one server, with its password; the caller closes it.
+func (s *Server) conn() *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: s.Addr, Password: s.password})
 }
 
 // Stop stops the server and waits for it (idempotent).
@@ -147,6 +164,7 @@ func (s *Server) Stop() {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
+	_ = s.cmd.Process.Signal(syscall.SIGCONT) // a paused server cannot stop
 	_ = s.cmd.Process.Signal(os.Interrupt)
 	done := make(chan struct{})
 	go func() { _ = s.cmd.Wait(); close(done) }()
@@ -169,17 +187,31 @@ func (s *Server) Kill() {
 	s.cmd = nil
 }
 
+// Pause stops the process with SIGSTOP: it keeps its connections and
+// answers nothing, as a hung or partitioned server would.
+func (s *Server) Pause() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGSTOP)
+	}
+}
+
+// Resume continues a paused server.
+func (s *Server) Resume() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGCONT)
+	}
+}
+
 // Restart starts the server again on the same port and directory.
 func (s *Server) Restart() {
 	s.tb.Helper()
 	s.Stop()
-	bin, _ := exec.LookPath("redis-server")
-	s.start(bin)
+	s.start(redisServer(s.tb))
 }
 
 // Info returns one field of INFO.
 func (s *Server) Info(section, field string) string {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	c := s.conn()
 	defer c.Close()
 	text, err := c.Info(context.Background(), section).Result()
 	if err != nil {

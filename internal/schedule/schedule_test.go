@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/testkit"
@@ -14,11 +15,26 @@ import (
 
 func TestOneLeaderEnqueuesEachSlotOnce(t *testing.T) {
 	srv := redistest.Start(t)
-	opt := asynq.RedisClientOpt{Addr: srv.Addr}
-	client := asynq.NewClient(opt)
-	defer client.Close()
-	insp := asynq.NewInspector(opt)
-	defer insp.Close()
+	checkOneLeader(t, func() redis.UniversalClient { return srv.Client() })
+}
+
+// Each multi-server form, through the binaries' client (redisconn).
+func TestOneLeaderOnSentinelAndCluster(t *testing.T) {
+	t.Run("sentinel", func(t *testing.T) {
+		set := redistest.StartSentinel(t, redistest.SentinelOptions{})
+		checkOneLeader(t, set.Open)
+	})
+	t.Run("cluster of three", func(t *testing.T) {
+		c := redistest.StartCluster(t, 3)
+		checkOneLeader(t, c.Open)
+	})
+}
+
+// checkOneLeader runs three replicas' schedulers, each with its own client
+// from open, and checks that one leads and each slot is enqueued once.
+func checkOneLeader(t *testing.T, open func() redis.UniversalClient) {
+	client := asynq.NewClientFromRedisClient(open())
+	insp := asynq.NewInspectorFromRedisClient(open())
 
 	clk := testkit.NewClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 	entries := []Entry{{Type: "claim:sweep", Every: 10 * time.Minute}, {Type: "export:sweep", Every: 5 * time.Minute}}
@@ -31,7 +47,7 @@ func TestOneLeaderEnqueuesEachSlotOnce(t *testing.T) {
 	for i := range 3 {
 		rctx, rcancel := context.WithCancel(ctx)
 		cancels[i] = rcancel
-		s := &Scheduler{RDB: srv.Client(), Client: client, ID: string(rune('a' + i)), Lease: 300 * time.Millisecond,
+		s := &Scheduler{RDB: open(), Client: client, ID: string(rune('a' + i)), Lease: 300 * time.Millisecond,
 			Tick: 20 * time.Millisecond, Entries: entries, Now: clk.Now,
 			OnLead: func(l bool) {
 				mu.Lock()

@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/config"
@@ -21,6 +20,7 @@ import (
 	"github.com/queen-app/queen-app/internal/installs"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/metrics"
+	"github.com/queen-app/queen-app/internal/redisconn"
 	"github.com/queen-app/queen-app/internal/serve"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
@@ -37,11 +37,11 @@ type Listeners struct {
 
 // Run serves until ctx ends, then shuts both servers down gracefully.
 func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners) error {
-	opt, err := redis.ParseURL(cfg.RedisURL)
+	spec, err := cfg.Redis()
 	if err != nil {
-		return &config.Error{Var: "QUEEN_REDIS_URL", Problem: err.Error()}
+		return err
 	}
-	rdb := redis.NewClient(opt)
+	rdb := redisconn.New(spec)
 	defer rdb.Close()
 
 	reg := metrics.NewRegistry()
@@ -65,7 +65,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	reg.MustRegister(metrics.NewQueueCollector(insp, tasks.Queue))
 	hook, err := ghevents.NewHandler(ghevents.Config{
 		Secrets:         [][]byte{[]byte(cfg.WebhookSecret), []byte(cfg.WebhookSecretPrev)},
-		Enqueuer:        tasks.NewEnqueuer(client, insp),
+		Enqueuer:        ackedEnqueuer{tasks.NewEnqueuer(client, insp)},
 		Installs:        registry,
 		ReevaluateDelay: cfg.ReevaluateDelay,
 		Logger:          log,
@@ -115,6 +115,15 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	err = errors.Join(<-errc, <-errc)
 	client.Close()
 	return err
+}
+
+// ackedEnqueuer enqueues a delivery's task under redisconn.WithReplicaAck:
+// with Sentinel the 202 waits until a replica holds the task, so a
+// failover cannot lose a delivery GitHub was told was taken.
+type ackedEnqueuer struct{ *tasks.Enqueuer }
+
+func (e ackedEnqueuer) Enqueue(ctx context.Context, t *asynq.Task) (tasks.Result, error) {
+	return e.Enqueuer.Enqueue(redisconn.WithReplicaAck(ctx), t)
 }
 
 func must[T any](v T, err error) T {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/config"
 	"github.com/queen-app/queen-app/internal/export"
@@ -22,6 +21,7 @@ import (
 	"github.com/queen-app/queen-app/internal/installs"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/metrics"
+	"github.com/queen-app/queen-app/internal/redisconn"
 	"github.com/queen-app/queen-app/internal/retry"
 	"github.com/queen-app/queen-app/internal/schedule"
 	"github.com/queen-app/queen-app/internal/serve"
@@ -77,11 +77,11 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	if o.Concurrency <= 0 {
 		o.Concurrency = DefaultConcurrency
 	}
-	ropt, err := redis.ParseURL(cfg.RedisURL)
+	spec, err := cfg.Redis()
 	if err != nil {
-		return &config.Error{Var: "QUEEN_REDIS_URL", Problem: err.Error()}
+		return err
 	}
-	rdb := redis.NewClient(ropt)
+	rdb := redisconn.New(spec)
 	defer rdb.Close()
 
 	reg := metrics.NewRegistry()
