@@ -10,6 +10,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/githubtest"
 	"github.com/queen-app/queen-app/internal/redistest"
+	"github.com/queen-app/queen-app/internal/sandbox"
 )
 
 const (
@@ -19,10 +20,12 @@ const (
 	instID   = 42
 )
 
-// stack is one private Redis, the GitHub stand-in and the binaries' env.
+// stack is one private Redis, the sandbox (GitHub with the App installed
+// on hive/t27, its git, the export) and the binaries' env.
 type stack struct {
 	t       *testing.T
 	redis   *redistest.Server
+	sb      *sandbox.Sandbox
 	gh      *githubtest.Server
 	env     map[string]string
 	hookURL string
@@ -31,20 +34,24 @@ type stack struct {
 
 func newStack(t *testing.T, extra map[string]string) *stack {
 	t.Helper()
-	s := &stack{t: t, redis: redistest.StartWith(t, redistest.Options{AppendOnly: true}), gh: githubtest.New(t)}
-	s.gh.AddInstallation(instID, "hive", repo)
+	sb, err := sandbox.Start(sandbox.Options{Dir: t.TempDir(), Repo: repo, Installation: instID, ExportToken: exToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sb.Close)
+	s := &stack{t: t, redis: redistest.StartWith(t, redistest.Options{AppendOnly: true}), sb: sb, gh: sb.GitHub}
 	hook, api := freeAddr(t), freeAddr(t)
 	s.hookURL, s.apiURL = "http://"+hook+"/webhook", "http://"+api
-	s.env = map[string]string{
+	s.env = sb.GitHubEnv()
+	for k, v := range map[string]string{
 		"QUEEN_REDIS_URL":        s.redis.URL(),
-		"GITHUB_APP_ID":          itoa(s.gh.AppID()),
-		"GITHUB_APP_PRIVATE_KEY": string(s.gh.Key()),
 		"GITHUB_WEBHOOK_SECRET":  secret,
-		"GITHUB_API_URL":         s.gh.URL(),
 		"QUEEN_API_TOKEN":        apiToken,
 		"QUEEN_LISTEN":           hook,
 		"QUEEN_API_LISTEN":       api,
 		"QUEEN_REEVALUATE_DELAY": "0s",
+	} {
+		s.env[k] = v
 	}
 	for k, v := range extra {
 		s.env[k] = v
