@@ -189,4 +189,3 @@ func (e *Export) Stored(t testing.TB, issue int64, runner string) {
 		t.Fatal(err)
 	}
 }
-
