@@ -26,6 +26,7 @@ type command struct {
 var commands = map[string]command{
 	"replay":     {"apply the rules to a snapshot of dispatch rows, offline", runReplay},
 	"audit":      {"show the audit stream's decisions, newest last, from the claims API", runAudit},
+	"demo":       {"run the whole system on this machine against a local sandbox and check the outcomes", runDemo},
 	"claims":     {"list, import, export, free, keep or delete claims over the claims API", runClaims},
 	"explain":    {"show one claim view with its rule path and history, from the claims API", runExplain},
 	"export":     {"show the export push's progress per row, or push one row now, over the claims API", runExport},
