@@ -109,13 +109,13 @@ func (s *Sandbox) Close() {
 }
 
 // GitHubEnv is the App's side of the configuration: the GITHUB_* variables
-// of webhook and worker.
+// of webhook and worker. GraphQL is left to be derived from GITHUB_API_URL,
+// so a proxy given as GITHUB_API_URL sees it too.
 func (s *Sandbox) GitHubEnv() map[string]string {
 	return map[string]string{
 		"GITHUB_APP_ID":          strconv.FormatInt(s.GitHub.AppID(), 10),
 		"GITHUB_APP_PRIVATE_KEY": string(s.GitHub.Key()),
 		"GITHUB_API_URL":         s.GitHub.URL(),
-		"GITHUB_GRAPHQL_URL":     s.GitHub.GraphQLURL(),
 		"GITHUB_GIT_URL":         s.Git.URL,
 	}
 }

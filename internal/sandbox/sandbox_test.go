@@ -61,8 +61,7 @@ func TestStartWiresGitToTheAppsTokens(t *testing.T) {
 	for k, v := range sb.ExportEnv() {
 		env[k] = v
 	}
-	for _, k := range []string{"GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY", "GITHUB_API_URL", "GITHUB_GRAPHQL_URL",
-		"GITHUB_GIT_URL", "QUEEN_EXPORT_URL", "QUEEN_EXPORT_TOKEN", "QUEEN_EXPORT_REPO"} {
+	for _, k := range []string{"GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY", "GITHUB_API_URL", "GITHUB_GIT_URL", "QUEEN_EXPORT_URL", "QUEEN_EXPORT_TOKEN", "QUEEN_EXPORT_REPO"} {
 		if env[k] == "" {
 			t.Errorf("%s is not set by the sandbox", k)
 		}
