@@ -33,19 +33,12 @@ const exToken = "e2e-export-token-5d0e"
 // anything is.
 const exLimit = 2 * time.Minute
 
-// exStack is a stack (private Redis, the fake GitHub) plus a real git
-// remote standing in for GitHub's git, the export API over a clone of it,
-// and the webhook and worker binaries wired to them.
-//
-//   - The remote (gittest.Remote, repository queen/t27) is reached through a
-//     front that takes only live installation tokens of the fake GitHub, as
-//     GitHub's git does, and serves it as hive/t27.
-//   - The worker reaches the fake GitHub through a front that copies the
-//     remote's branch heads into it before a ref read or a PR creation, so
-//     GitHub's REST view of the branches is the remote's.
-//   - The export (gittest.Export) is optionally behind a gateway that
-//     answers 504 when the export does not answer within its timeout, as
-//     the proxy in front of the real export does.
+// exStack is a stack whose worker also runs the export push, against the
+// sandbox's git (GitHub's git for hive/t27, taking only the App's live
+// installation tokens; GitHub's REST view of its branches is its refs) and
+// export (over a clone of it). The export is optionally behind a gateway
+// that answers 504 when the export does not answer within its timeout, as
+// the proxy in front of the real export does.
 type exStack struct {
 	*stack
 	t      *testing.T
@@ -69,28 +62,24 @@ func newExStack(t *testing.T, o exOpts) *exStack {
 	x := &exStack{stack: newStack(t, map[string]string{"QUEEN_SWEEP_INTERVAL": "0s", "QUEEN_REDELIVER_INTERVAL": "0s"}), t: t}
 	x.rdb = x.redis.Client()
 	x.insp = asynq.NewInspectorFromRedisClient(x.rdb)
-	x.remote = gittest.NewRemote(t, "")
-	x.work = x.remote.Clone(t)
-	x.exp = gittest.NewExport(t, exToken, x.work)
-	exportURL := x.exp.URL
-	if o.gateway > 0 {
-		exportURL = exGateway(t, x.exp.URL, o.gateway)
-	}
+	x.remote = gittest.RemoteOf(x.sb.Git)
+	x.work = gittest.WorkOf(x.sb.ExportWork)
+	x.exp = gittest.ExportOf(x.sb.Export)
 	if o.sweep == "" {
 		o.sweep = "1s"
 	}
 	x.workerAddr = freeAddr(t)
 	x.workerEnv = map[string]string{}
-	for k, v := range x.env {
-		x.workerEnv[k] = v
+	for _, env := range []map[string]string{x.env, x.sb.ExportEnv()} {
+		for k, v := range env {
+			x.workerEnv[k] = v
+		}
+	}
+	if o.gateway > 0 {
+		x.workerEnv["QUEEN_EXPORT_URL"] = exGateway(t, x.exp.URL, o.gateway)
 	}
 	for k, v := range map[string]string{
 		"QUEEN_API_LISTEN":            x.workerAddr,
-		"GITHUB_API_URL":              x.githubFront(),
-		"GITHUB_GIT_URL":              x.gitFront(),
-		"QUEEN_EXPORT_URL":            exportURL,
-		"QUEEN_EXPORT_TOKEN":          exToken,
-		"QUEEN_EXPORT_REPO":           repo,
 		"QUEEN_BASE_BRANCH":           "master",
 		"QUEEN_EXPORT_SWEEP_INTERVAL": o.sweep,
 		"QUEEN_WORKER_CACHE_DIR":      t.TempDir(), // kept across worker restarts
@@ -117,68 +106,6 @@ func exServer(t *testing.T, h http.Handler) *httptest.Server {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-// gitFront serves the remote as hive/t27 to live installation tokens only.
-func (x *exStack) gitFront() string {
-	target, _ := url.Parse(x.remote.URL)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	from, to := "/"+repo+".git/", "/"+x.remote.Repo+".git/"
-	srv := exServer(x.t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, tok, ok := r.BasicAuth()
-		if !ok || !x.gh.LiveToken(tok) {
-			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
-			http.Error(w, "installation token required", http.StatusUnauthorized)
-			return
-		}
-		if !strings.HasPrefix(r.URL.Path, from) {
-			http.NotFound(w, r)
-			return
-		}
-		r.URL.Path, r.URL.RawPath = to+strings.TrimPrefix(r.URL.Path, from), ""
-		proxy.ServeHTTP(w, r)
-	}))
-	return srv.URL + "/"
-}
-
-// githubFront is the fake GitHub with the remote's branches copied in
-// before every branch read and PR creation.
-func (x *exStack) githubFront() string {
-	target, _ := url.Parse(x.gh.URL())
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	srv := exServer(x.t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.Contains(r.URL.Path, "/git/ref/heads/") || strings.Contains(r.URL.Path, "/branches/") ||
-			(r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/pulls")) {
-			for name, sha := range exHeads(x.remote.Dir) {
-				x.gh.SetBranch(repo, name, sha)
-			}
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	return srv.URL + "/"
-}
-
-// exHeads lists refs/heads/* of a bare repository.
-func exHeads(dir string) map[string]string {
-	heads := map[string]string{}
-	for _, line := range strings.Split(exGit(dir, "for-each-ref", "--format=%(refname:strip=2) %(objectname)", "refs/heads/"), "\n") {
-		if name, sha, ok := strings.Cut(line, " "); ok {
-			heads[name] = sha
-		}
-	}
-	return heads
-}
-
-// exGit runs git on a bare repository and returns its output ("" on error);
-// safe off the test goroutine.
-func exGit(dir string, args ...string) string {
-	cmd := exec.Command("git", append([]string{"--git-dir=" + dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	out, err := cmd.Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // exGateway fronts the export at upstream with a proxy that answers 504
@@ -208,10 +135,11 @@ func exGateway(t *testing.T, upstream string, timeout time.Duration) string {
 // files and returns its head.
 func (x *exStack) branch(issue int64, files map[string]string) string {
 	x.t.Helper()
-	b := fmt.Sprintf("queen-%d", issue)
-	x.work.Git(x.t, "checkout", "--quiet", "--detach") // b may be checked out: free it to move
-	x.work.Branch(x.t, b, "origin/master")
-	return x.work.Commit(x.t, b, files, fmt.Sprintf("bee work on #%d", issue))
+	head, err := x.sb.ExportBranch(issue, files)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	return head
 }
 
 // accept opens the issue on GitHub and writes the row, accepted at head,

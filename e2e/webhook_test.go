@@ -11,6 +11,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/githubtest"
 	"github.com/queen-app/queen-app/internal/redistest"
+	"github.com/queen-app/queen-app/internal/sandbox"
 )
 
 const (
@@ -20,11 +21,14 @@ const (
 	instID   = 42
 )
 
-// stack is one private Redis, the GitHub stand-in and the binaries' env.
+// stack is one Redis (a private node unless another form is asked for),
+// the sandbox (GitHub with the App installed on hive/t27, its git, the
+// export) and the binaries' env.
 type stack struct {
 	t       *testing.T
 	redis   *redistest.Server // the single node; nil on another form
 	form    *redisForm
+	sb      *sandbox.Sandbox
 	gh      *githubtest.Server
 	env     map[string]string
 	hookURL string
@@ -40,24 +44,28 @@ func newStack(t *testing.T, extra map[string]string) *stack {
 // with the append-only file (stack.redis).
 func newStackOn(t *testing.T, form *redisForm, extra map[string]string) *stack {
 	t.Helper()
-	s := &stack{t: t, form: form, gh: githubtest.New(t)}
+	sb, err := sandbox.Start(sandbox.Options{Dir: t.TempDir(), Repo: repo, Installation: instID, ExportToken: exToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sb.Close)
+	s := &stack{t: t, form: form, sb: sb, gh: sb.GitHub}
 	if form == nil {
 		s.redis = redistest.StartWith(t, redistest.Options{AppendOnly: true})
 		s.form = &redisForm{env: map[string]string{"QUEEN_REDIS_URL": s.redis.URL()},
 			open: func() redis.UniversalClient { return s.redis.Client() }}
 	}
-	s.gh.AddInstallation(instID, "hive", repo)
 	hook, api := freeAddr(t), freeAddr(t)
 	s.hookURL, s.apiURL = "http://"+hook+"/webhook", "http://"+api
-	s.env = map[string]string{
-		"GITHUB_APP_ID":          itoa(s.gh.AppID()),
-		"GITHUB_APP_PRIVATE_KEY": string(s.gh.Key()),
+	s.env = sb.GitHubEnv()
+	for k, v := range map[string]string{
 		"GITHUB_WEBHOOK_SECRET":  secret,
-		"GITHUB_API_URL":         s.gh.URL(),
 		"QUEEN_API_TOKEN":        apiToken,
 		"QUEEN_LISTEN":           hook,
 		"QUEEN_API_LISTEN":       api,
 		"QUEEN_REEVALUATE_DELAY": "0s",
+	} {
+		s.env[k] = v
 	}
 	for k, v := range s.form.env {
 		s.env[k] = v

@@ -22,6 +22,7 @@ import (
 	"github.com/queen-app/queen-app/internal/config"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
+	"github.com/queen-app/queen-app/internal/plural"
 )
 
 // claimsPageSize is the page list and export ask for; tests make it small.
@@ -54,7 +55,8 @@ func claimsAPI(name string, stderr io.Writer) (*apiclient.Client, bool) {
 	cfg, err := config.Load(config.CLI, os.Getenv)
 	if err == nil {
 		var c *apiclient.Client
-		if c, err = apiclient.New(cfg.QueenAPI, cfg.APIToken, &http.Client{Timeout: 60 * time.Second}); err == nil {
+		if c, err = apiclient.New(cfg.QueenAPI, cfg.APIToken, &http.Client{Timeout: 60 * time.Second,
+			Transport: reachTransport{cfg.QueenAPI, http.DefaultTransport}}); err == nil {
 			return c, true
 		}
 	}
@@ -175,7 +177,7 @@ func claimsList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%d rows\n", len(views))
+	fmt.Fprintln(stdout, plural.Rows(len(views)))
 	return 0
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/queen-app/queen-app/internal/apiclient"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
+	"github.com/queen-app/queen-app/internal/plural"
 )
 
 var exportVerbs = []verb{
@@ -126,7 +127,7 @@ func writeExportStatus(w io.Writer, rows []exportRow) error {
 	if summary == "" {
 		summary = "none"
 	}
-	_, err := fmt.Fprintf(w, "%d rows: %s\n", len(rows), summary)
+	_, err := fmt.Fprintf(w, "%s: %s\n", plural.Rows(len(rows)), summary)
 	return err
 }
 

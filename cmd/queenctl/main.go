@@ -11,6 +11,9 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/queen-app/queen-app/internal/config"
+	"github.com/queen-app/queen-app/internal/usage"
 )
 
 // command is one subcommand: run gets the arguments after its name and
@@ -22,6 +25,8 @@ type command struct {
 
 var commands = map[string]command{
 	"replay":     {"apply the rules to a snapshot of dispatch rows, offline", runReplay},
+	"audit":      {"show the audit stream's decisions, newest last, from the claims API", runAudit},
+	"demo":       {"run the whole system on this machine against a local sandbox and check the outcomes", runDemo},
 	"claims":     {"list, import, export, free, keep or delete claims over the claims API", runClaims},
 	"explain":    {"show one claim view with its rule path and history, from the claims API", runExplain},
 	"export":     {"show the export push's progress per row, or push one row now, over the claims API", runExport},
@@ -32,12 +37,15 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		usage(stderr)
+		writeUsage(stderr)
 		return 2
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		usage(stdout)
+	switch {
+	case usage.IsHelp(args[0]):
+		writeUsage(stdout)
+		return 0
+	case usage.IsVersion(args[0]):
+		fmt.Fprintln(stdout, queenctl.Version())
 		return 0
 	}
 	cmd, ok := commands[args[0]]
@@ -48,17 +56,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return cmd.run(args[1:], stdout, stderr)
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: queenctl COMMAND [ARGS]\n\ncommands:")
+// queenctl is the binary's help; Body, the commands, is filled in by usage.
+var queenctl = usage.Binary{
+	Name:  "queenctl",
+	Usage: "COMMAND [ARGS] | -h | --help | --version",
+	About: `queenctl is queen-app's operator CLI. demo and replay run on this machine
+alone; the other commands talk to the claims API of a running webhook at
+QUEEN_API_URL with QUEEN_API_TOKEN (deliveries talks to GitHub with the
+App's id and key).`,
+	Roles: []config.Role{config.CLI, config.Deliveries},
+	Example: `go run ./cmd/queenctl demo      # the whole system on this machine, in a sandbox
+QUEEN_API_URL=http://127.0.0.1:8081 QUEEN_API_TOKEN="$(cat /etc/queen-app/api-token)" \
+  queenctl explain hive/t27#9111`,
+}
+
+func writeUsage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("Commands:\n")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+		fmt.Fprintf(&b, "  %-12s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun queenctl COMMAND --help for a command's usage.")
+	b.WriteString("\nRun queenctl COMMAND --help for a command's usage.")
+	h := queenctl
+	h.Body = b.String()
+	_ = h.WriteHelp(w)
 }
 
 // parseArgs parses fs's flags wherever they stand among the positional

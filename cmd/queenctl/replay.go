@@ -34,9 +34,16 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	rep := replay.Evaluate(snap)
-	if *asJSON {
+	switch {
+	case *asJSON:
 		err = replay.WriteJSON(stdout, rep)
-	} else {
+	case isTerminal(stdout):
+		// Hundreds of rows scroll the summary away: say it first too.
+		if err = replay.WriteSummary(stdout, rep); err == nil {
+			fmt.Fprintln(stdout)
+			err = replay.WriteTable(stdout, rep)
+		}
+	default:
 		err = replay.WriteTable(stdout, rep)
 	}
 	if err != nil {
@@ -44,4 +51,15 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// isTerminal reports whether w is a terminal (a character device), where a
+// person reads the output as it scrolls.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -6,22 +6,44 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/queen-app/queen-app/internal/config"
+	"github.com/queen-app/queen-app/internal/logging"
+	"github.com/queen-app/queen-app/internal/usage"
 	"github.com/queen-app/queen-app/internal/webhookserver"
 )
 
+var binary = usage.Binary{
+	Name:  "webhook",
+	Usage: "[-h | --help | --version]",
+	About: `webhook is queen-app's GitHub-facing receiver and its claims API.
+
+On QUEEN_LISTEN it takes GitHub's deliveries at POST /webhook, signed with
+GITHUB_WEBHOOK_SECRET, and queues a re-evaluation of issue N (in Redis, for
+the worker) when a pull request of branch queen-N closes or reopens. On
+QUEEN_API_LISTEN it serves the claims API (/v1/*, bearer QUEEN_API_TOKEN)
+that the Queen writes its dispatch rows to, and /healthz, /readyz and
+/metrics. Logs are JSON lines on stdout; SIGTERM stops it gracefully.`,
+	Roles: []config.Role{config.Webhook},
+	Example: `QUEEN_REDIS_URL=redis://127.0.0.1:6379/0 GITHUB_APP_ID=123456 \
+GITHUB_APP_PRIVATE_KEY_FILE=/etc/queen-app/app.pem \
+GITHUB_WEBHOOK_SECRET="$(cat /etc/queen-app/webhook-secret)" \
+QUEEN_API_TOKEN="$(cat /etc/queen-app/api-token)" webhook`,
+}
+
 func main() {
+	if code, exit := binary.Args(os.Args[1:], os.Stdout, os.Stderr); exit {
+		os.Exit(code)
+	}
 	cfg, err := config.FromEnv(config.Webhook)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "webhook: %v\n", err)
 		os.Exit(2)
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil)).With("service", "webhook")
+	log := logging.Setup(os.Stdout, "webhook", cfg.Secrets()...)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := webhookserver.Run(ctx, cfg, log, webhookserver.Listeners{}); err != nil {

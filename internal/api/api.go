@@ -118,6 +118,7 @@ func New(cfg Config) (http.Handler, error) {
 			http.MethodPost: {"admission", s.admission}}},
 		{pattern: "/v1/repos/{owner}/{repo}/exports/{issue}/push", methods: map[string]handler{
 			http.MethodPost: {"export_push", s.exportPush}}},
+		{pattern: "/v1/audit", methods: map[string]handler{http.MethodGet: {"audit", s.audit}}},
 	}
 	for i := range s.routes {
 		s.routes[i].segs = strings.Split(strings.TrimPrefix(s.routes[i].pattern, "/"), "/")

@@ -450,7 +450,7 @@ func TestBadInputIsRefusedAndWritesNothing(t *testing.T) {
 		{"not an object", "PUT", put2, `[1]`, nil, 400, ""},
 		{"two objects", "PUT", put2, `{} {}`, nil, 400, ""},
 		{"unknown field", "PUT", put2, `{"started": true, "strated": true}`, nil, 400, "strated"},
-		{"repo in the body", "PUT", put2, `{"repo": "hive/t27"}`, nil, 400, "repo"},
+		{"another repo in the body", "PUT", put2, `{"repo": "hive/t28"}`, nil, 400, "repo"},
 		{"negative counter", "PUT", put2, `{"send_backs": -1}`, nil, 400, "send_backs"},
 		{"fractional counter", "PUT", put2, `{"ceiling": 1.5}`, nil, 400, "ceiling"},
 		{"unparsable date", "PUT", put2, `{"finished_at": "2026-10-10 19:00"}`, nil, 400, "finished_at"},

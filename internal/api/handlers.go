@@ -99,6 +99,9 @@ func (s *server) putDispatch(ctx context.Context, w *responseWriter, r *request)
 	if err != nil {
 		return err
 	}
+	if err := checkPathFields(obj, r); err != nil {
+		return err
+	}
 	res, err := s.ledger.Upsert(ctx, r.repo, r.issue, obj, r.source)
 	if err != nil {
 		return err

@@ -238,14 +238,11 @@ func (r *reader) listen(name, def string) string {
 }
 
 func (r *reader) flag(name string) bool {
-	switch strings.ToLower(strings.TrimSpace(r.getenv(name))) {
-	case "", "off", "false", "0":
-		return false
-	case "on", "true", "1":
-		return true
+	on, err := ParseFlag(r.getenv(name))
+	if err != nil {
+		r.fail(name, err.Error())
 	}
-	r.fail(name, "must be on/off, true/false or 1/0")
-	return false
+	return on
 }
 
 func (r *reader) duration(name string, def time.Duration) time.Duration {

@@ -64,10 +64,11 @@ func NewWorker(reg prometheus.Registerer) *Worker {
 	return w
 }
 
-// NewRegistry is a registry with the Go and process collectors.
+// NewRegistry is a registry with the Go and process collectors and
+// queen_build_info.
 func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfo())
 	return reg
 }
 

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/queen-app/queen-app/internal/redistest"
+	"github.com/queen-app/queen-app/internal/version"
 )
 
 func get(t *testing.T, h http.Handler, path string) (int, string) {
@@ -65,5 +67,14 @@ func TestMetricsShowQueueSizesAndWorkerCounters(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+}
+
+func TestMetricsSayWhichBuild(t *testing.T) {
+	b := version.Get()
+	_, body := get(t, Health(NewRegistry(), nil), "/metrics")
+	want := fmt.Sprintf("queen_build_info{commit=%q,goversion=%q,version=%q} 1\n", b.Commit, b.GoVersion, b.Version)
+	if !strings.Contains(body, want) {
+		t.Fatalf("/metrics lacks %q", want)
 	}
 }

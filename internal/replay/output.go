@@ -7,6 +7,8 @@ import (
 	"io"
 	"text/tabwriter"
 	"time"
+
+	"github.com/queen-app/queen-app/internal/plural"
 )
 
 // WriteJSON writes rep in the design's machine form, one row per line so a
@@ -63,6 +65,15 @@ func WriteTable(w io.Writer, rep *Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+	return WriteSummary(w, rep)
+}
+
+// WriteSummary writes the counts of rep: claims, holds and each rule's
+// answers.
+func WriteSummary(w io.Writer, rep *Report) error {
 	var claiming, holding int
 	for _, l := range rep.Rows {
 		if l.ClaimsIssue {
@@ -74,17 +85,17 @@ func WriteTable(w io.Writer, rep *Report) error {
 	}
 	s := rep.Summary
 	c, sb, a := s.Claims, s.SendBackClaim, s.AcceptClaim
-	_, err := fmt.Fprintf(w, "\n"+
-		"taken_at %s, %d rows (rules applied as if both freeing flags were on)\n"+
+	_, err := fmt.Fprintf(w, ""+
+		"taken_at %s, %s (rules applied as if both freeing flags were on)\n"+
 		"claims: running %d, accepted %d, rejected %d, awaitingReview %d, failed %d, cancelled %d\n"+
-		"claims_issue: %d rows; holds_files: %d rows\n"+
-		"send_back_claim: %d rows, %d free, %d live\n"+
-		"accept_claim: %d rows, %d free, %d live (open_pr %d, merged_pr %d, no_pr %d, unread %d)\n",
-		rep.TakenAt.UTC().Format(time.RFC3339Nano), len(rep.Rows),
+		"claims_issue: %s; holds_files: %s\n"+
+		"send_back_claim: %s, %d free, %d live\n"+
+		"accept_claim: %s, %d free, %d live (open_pr %d, merged_pr %d, no_pr %d, unread %d)\n",
+		rep.TakenAt.UTC().Format(time.RFC3339Nano), plural.Rows(len(rep.Rows)),
 		c.Running, c.Accepted, c.Rejected, c.AwaitingReview, c.Failed, c.Cancelled,
-		claiming, holding,
-		sb.Rows, sb.Free, sb.Live,
-		a.Rows, a.Free, a.Live, a.OpenPR, a.MergedPR, a.NoPR, a.Unread)
+		plural.Rows(claiming), plural.Rows(holding),
+		plural.Rows(sb.Rows), sb.Free, sb.Live,
+		plural.Rows(a.Rows), a.Free, a.Live, a.OpenPR, a.MergedPR, a.NoPR, a.Unread)
 	return err
 }
 

@@ -1,4 +1,4 @@
-package githubtest_test
+package sandbox_test
 
 import (
 	"bytes"

@@ -1,8 +1,4 @@
-// Package githubtest is a local stand-in for the GitHub REST and GraphQL
-// endpoints queen-app uses, for tests. It speaks GitHub's JSON shapes, checks
-// the App JWT (RS256, signed by the key it generated) and installation tokens,
-// counts requests per route and token mints, and injects faults.
-package githubtest
+package sandbox
 
 import (
 	"crypto/rand"
@@ -13,13 +9,11 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -106,10 +100,13 @@ type fault struct {
 	n      int
 }
 
-// Server is the fake GitHub. Its methods are safe for concurrent use.
-type Server struct {
-	t     testing.TB
-	ts    *httptest.Server
+// GitHub is the stand-in for GitHub's REST and GraphQL API: it speaks
+// GitHub's JSON shapes, checks the App JWT (RS256, signed by the key it
+// generated) and installation tokens, counts requests per route and token
+// mints, injects faults and delivers signed webhooks. Its methods are safe
+// for concurrent use.
+type GitHub struct {
+	srv   *server
 	key   *rsa.PrivateKey
 	appID int64
 	mux   *http.ServeMux
@@ -124,6 +121,8 @@ type Server struct {
 	prs           map[string][]PR // by repo, lower case
 	issues        map[string]map[int]issue
 	branches      map[string]map[string]string
+	remotes       map[string]*Remote // repositories whose branches are a git remote's
+	hook          hook
 	numbers       map[string]int
 	deliveries    []Delivery
 	nextDelivery  int64
@@ -131,20 +130,19 @@ type Server struct {
 	redeliverCode int
 	faults        []*fault
 	graphqlErrors map[string]bool
+	listErrors    map[string]bool // branches whose REST PR list fails
 	down          bool
 	remaining     int
 }
 
-// New starts a fake GitHub for the test and closes it when the test ends.
-// It generates an RSA key for an App whose id is AppID.
-func New(t testing.TB) *Server {
-	t.Helper()
+// NewGitHub starts a GitHub stand-in on a loopback port. It generates an
+// RSA key for an App whose id is AppID. Close stops it.
+func NewGitHub() (*GitHub, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
-		t.Fatalf("githubtest: generate key: %v", err)
+		return nil, fmt.Errorf("sandbox: generate the App key: %w", err)
 	}
-	s := &Server{
-		t:             t,
+	s := &GitHub{
 		key:           key,
 		appID:         4242,
 		mux:           http.NewServeMux(),
@@ -155,40 +153,41 @@ func New(t testing.TB) *Server {
 		prs:           map[string][]PR{},
 		issues:        map[string]map[int]issue{},
 		branches:      map[string]map[string]string{},
+		remotes:       map[string]*Remote{},
 		numbers:       map[string]int{},
 		nextDelivery:  1000,
 		redeliverCode: http.StatusOK,
 		graphqlErrors: map[string]bool{},
+		listErrors:    map[string]bool{},
 		remaining:     5000,
 	}
 	s.routes()
-	s.ts = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
-	s.ts.Config.ReadHeaderTimeout = 10 * time.Second
-	s.ts.Config.ReadTimeout = 30 * time.Second
-	s.ts.Config.WriteTimeout = 30 * time.Second
-	s.ts.Config.IdleTimeout = time.Minute
-	s.ts.Start()
-	t.Cleanup(s.ts.Close)
-	return s
+	if s.srv, err = listen(http.HandlerFunc(s.serve)); err != nil {
+		return nil, fmt.Errorf("sandbox: GitHub: %w", err)
+	}
+	return s, nil
 }
 
+// Close stops the server.
+func (s *GitHub) Close() { s.srv.Close() }
+
 // URL is the REST base URL, with the trailing slash (GITHUB_API_URL).
-func (s *Server) URL() string { return s.ts.URL + "/" }
+func (s *GitHub) URL() string { return s.srv.URL + "/" }
 
 // GraphQLURL is the GraphQL endpoint (GITHUB_GRAPHQL_URL).
-func (s *Server) GraphQLURL() string { return s.ts.URL + "/graphql" }
+func (s *GitHub) GraphQLURL() string { return s.srv.URL + "/graphql" }
 
 // AppID is the id of the App whose key the server holds.
-func (s *Server) AppID() int64 { return s.appID }
+func (s *GitHub) AppID() int64 { return s.appID }
 
 // Key is the App's private key, PEM encoded (PKCS#1, as GitHub hands it out).
-func (s *Server) Key() []byte {
+func (s *GitHub) Key() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(s.key)})
 }
 
 // AddInstallation installs the App on account with access to repos
 // ("owner/name"). Installation tokens only reach those repositories.
-func (s *Server) AddInstallation(id int64, account string, repos ...string) {
+func (s *GitHub) AddInstallation(id int64, account string, repos ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, in := range s.installations {
@@ -202,7 +201,7 @@ func (s *Server) AddInstallation(id int64, account string, repos ...string) {
 
 // Suspend suspends or unsuspends an installation; a suspended installation
 // cannot mint tokens (403).
-func (s *Server) Suspend(id int64, suspended bool) {
+func (s *GitHub) Suspend(id int64, suspended bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, in := range s.installations {
@@ -217,7 +216,7 @@ func (s *Server) Suspend(id int64, suspended bool) {
 }
 
 // SetTokenTTL sets the lifetime of minted installation tokens (default 1h).
-func (s *Server) SetTokenTTL(d time.Duration) {
+func (s *GitHub) SetTokenTTL(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tokenTTL = d
@@ -225,13 +224,13 @@ func (s *Server) SetTokenTTL(d time.Duration) {
 
 // AddPR adds a pull request to repo, replacing one with the same number.
 // Number 0 takes the repository's next number.
-func (s *Server) AddPR(repo string, pr PR) int {
+func (s *GitHub) AddPR(repo string, pr PR) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.addPR(repo, pr)
 }
 
-func (s *Server) addPR(repo string, pr PR) int {
+func (s *GitHub) addPR(repo string, pr PR) int {
 	k := strings.ToLower(repo)
 	if pr.Number == 0 {
 		s.numbers[k]++
@@ -259,7 +258,7 @@ func (s *Server) addPR(repo string, pr PR) int {
 }
 
 // PRs returns the repository's pull requests, by number.
-func (s *Server) PRs(repo string) []PR {
+func (s *GitHub) PRs(repo string) []PR {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := append([]PR(nil), s.prs[strings.ToLower(repo)]...)
@@ -268,7 +267,7 @@ func (s *Server) PRs(repo string) []PR {
 }
 
 // SetIssue creates or changes an issue.
-func (s *Server) SetIssue(repo string, number int, open bool, title string) {
+func (s *GitHub) SetIssue(repo string, number int, open bool, title string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := strings.ToLower(repo)
@@ -279,8 +278,18 @@ func (s *Server) SetIssue(repo string, number int, open bool, title string) {
 	s.numbers[k] = max(s.numbers[k], number)
 }
 
+// LinkRemote makes repo's branches those of the git remote r, as on
+// GitHub, where the REST view of a branch is the repository's ref: branch
+// and ref reads and PR creation read r's refs/heads. SetBranch no longer
+// applies to repo.
+func (s *GitHub) LinkRemote(repo string, r *Remote) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.remotes[strings.ToLower(repo)] = r
+}
+
 // SetBranch points a branch at sha; "" deletes it.
-func (s *Server) SetBranch(repo, branch, sha string) {
+func (s *GitHub) SetBranch(repo, branch, sha string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := strings.ToLower(repo)
@@ -295,7 +304,7 @@ func (s *Server) SetBranch(repo, branch, sha string) {
 }
 
 // AddDelivery records a webhook delivery attempt; ID 0 takes the next id.
-func (s *Server) AddDelivery(d Delivery) int64 {
+func (s *GitHub) AddDelivery(d Delivery) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d.ID == 0 {
@@ -308,7 +317,7 @@ func (s *Server) AddDelivery(d Delivery) int64 {
 }
 
 // Redelivered lists the delivery ids asked to be redelivered, in order.
-func (s *Server) Redelivered() []int64 {
+func (s *GitHub) Redelivered() []int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]int64(nil), s.redelivered...)
@@ -316,7 +325,7 @@ func (s *Server) Redelivered() []int64 {
 
 // SetRedeliveryResult sets the status code recorded for a redelivery attempt
 // (default 200).
-func (s *Server) SetRedeliveryResult(code int) {
+func (s *GitHub) SetRedeliveryResult(code int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.redeliverCode = code
@@ -324,13 +333,13 @@ func (s *Server) SetRedeliveryResult(code int) {
 
 // FailNext answers the next n requests whose path starts with pathPrefix with
 // status and header, and a GitHub-shaped error body.
-func (s *Server) FailNext(pathPrefix string, status int, header http.Header, n int) {
+func (s *GitHub) FailNext(pathPrefix string, status int, header http.Header, n int) {
 	s.FailAfter(0, pathPrefix, status, header, n)
 }
 
 // FailAfter is FailNext once skip matching requests have been served
 // normally (e.g. fail the second page of a list).
-func (s *Server) FailAfter(skip int, pathPrefix string, status int, header http.Header, n int) {
+func (s *GitHub) FailAfter(skip int, pathPrefix string, status int, header http.Header, n int) {
 	msg := http.StatusText(status)
 	if header.Get("X-RateLimit-Remaining") == "0" {
 		msg = "API rate limit exceeded for installation."
@@ -341,13 +350,13 @@ func (s *Server) FailAfter(skip int, pathPrefix string, status int, header http.
 
 // AnswerNext answers the next n requests whose path starts with pathPrefix
 // with status and exactly raw as the body (an answer that does not decode).
-func (s *Server) AnswerNext(pathPrefix string, status int, raw []byte, n int) {
+func (s *GitHub) AnswerNext(pathPrefix string, status int, raw []byte, n int) {
 	s.addFault(&fault{prefix: pathPrefix, status: status, raw: raw, n: n,
 		header: http.Header{"Content-Type": {"application/json; charset=utf-8"}}})
 }
 
 // LastQuery is the query string of the last request to route.
-func (s *Server) LastQuery(route string) url.Values {
+func (s *GitHub) LastQuery(route string) url.Values {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, _ := url.ParseQuery(s.queries[route])
@@ -356,7 +365,7 @@ func (s *Server) LastQuery(route string) url.Values {
 
 // SecondaryRateLimit answers the next n requests, whatever their path, with
 // GitHub's secondary rate limit: 403, Retry-After and its message.
-func (s *Server) SecondaryRateLimit(n int, retryAfter time.Duration) {
+func (s *GitHub) SecondaryRateLimit(n int, retryAfter time.Duration) {
 	h := http.Header{}
 	h.Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
 	s.addFault(&fault{prefix: "/", status: http.StatusForbidden, header: h, n: n, body: map[string]any{
@@ -365,7 +374,7 @@ func (s *Server) SecondaryRateLimit(n int, retryAfter time.Duration) {
 	}})
 }
 
-func (s *Server) addFault(f *fault) {
+func (s *GitHub) addFault(f *fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = append(s.faults, f)
@@ -373,14 +382,24 @@ func (s *Server) addFault(f *fault) {
 
 // GraphQLError makes every GraphQL read of branch fail with a field error
 // (HTTP 200, its alias null, an entry in "errors" whose path names it).
-func (s *Server) GraphQLError(branch string) {
+func (s *GitHub) GraphQLError(branch string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.graphqlErrors[branch] = true
 }
 
+// UnreadablePRs makes every read of branch's PR list fail: the REST list
+// filtered on the branch answers 500 and GraphQL reads error (GraphQLError),
+// as when GitHub cannot serve one repository's pulls.
+func (s *GitHub) UnreadablePRs(branch string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.graphqlErrors[branch] = true
+	s.listErrors[branch] = true
+}
+
 // Down makes every request answer 502 while on.
-func (s *Server) Down(on bool) {
+func (s *GitHub) Down(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.down = on
@@ -388,7 +407,7 @@ func (s *Server) Down(on bool) {
 
 // Count is the number of requests that reached route (one of the Route
 // constants), failed ones included.
-func (s *Server) Count(route string) int {
+func (s *GitHub) Count(route string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.counts[route]
@@ -396,7 +415,7 @@ func (s *Server) Count(route string) int {
 
 // LiveToken reports whether tok is an installation token this server
 // minted and that has not expired, as GitHub's git front would check.
-func (s *Server) LiveToken(tok string) bool {
+func (s *GitHub) LiveToken(tok string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.tokens[tok]
@@ -404,13 +423,13 @@ func (s *Server) LiveToken(tok string) bool {
 }
 
 // Mints is the number of installation tokens minted.
-func (s *Server) Mints() int {
+func (s *GitHub) Mints() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.mints
 }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+func (s *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	_, pattern := s.mux.Handler(r)
 	s.mu.Lock()
@@ -451,7 +470,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
-func (s *Server) routes() {
+func (s *GitHub) routes() {
 	s.mux.HandleFunc(RouteMint, s.mint)
 	s.mux.HandleFunc(RouteInstallations, s.app(s.listInstallations))
 	s.mux.HandleFunc(RouteDeliveries, s.app(s.listDeliveries))
@@ -467,7 +486,7 @@ func (s *Server) routes() {
 }
 
 // app requires the App JWT.
-func (s *Server) app(h http.HandlerFunc) http.HandlerFunc {
+func (s *GitHub) app(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := s.checkJWT(r); err != nil {
 			writeJSON(w, http.StatusUnauthorized, map[string]any{
@@ -481,7 +500,7 @@ func (s *Server) app(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // inst requires a live installation token and passes its installation.
-func (s *Server) inst(h func(http.ResponseWriter, *http.Request, *installation)) http.HandlerFunc {
+func (s *GitHub) inst(h func(http.ResponseWriter, *http.Request, *installation)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		in := s.tokenInstallation(r)
 		if in == nil {
@@ -501,7 +520,7 @@ func (s *Server) inst(h func(http.ResponseWriter, *http.Request, *installation))
 
 // repo requires an installation token that reaches {owner}/{repo}; GitHub
 // answers 404 for a repository the token cannot see.
-func (s *Server) repo(h func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
+func (s *GitHub) repo(h func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
 	return s.inst(func(w http.ResponseWriter, r *http.Request, in *installation) {
 		full := r.PathValue("owner") + "/" + r.PathValue("repo")
 		for _, name := range in.repos {
@@ -514,7 +533,7 @@ func (s *Server) repo(h func(http.ResponseWriter, *http.Request, string)) http.H
 	})
 }
 
-func (s *Server) tokenInstallation(r *http.Request) *installation {
+func (s *GitHub) tokenInstallation(r *http.Request) *installation {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "token ")
 	if !ok {
 		tok, ok = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -536,7 +555,7 @@ func (s *Server) tokenInstallation(r *http.Request) *installation {
 	return nil
 }
 
-func (s *Server) rateHeaders(w http.ResponseWriter, resource string) {
+func (s *GitHub) rateHeaders(w http.ResponseWriter, resource string) {
 	s.mu.Lock()
 	s.remaining = max(s.remaining-1, 1)
 	rem := s.remaining
@@ -547,7 +566,7 @@ func (s *Server) rateHeaders(w http.ResponseWriter, resource string) {
 	w.Header().Set("X-RateLimit-Resource", resource)
 }
 
-func (s *Server) mint(w http.ResponseWriter, r *http.Request) {
+func (s *GitHub) mint(w http.ResponseWriter, r *http.Request) {
 	if err := s.checkJWT(r); err != nil {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{
 			"message": "A JSON web token could not be decoded", "documentation_url": "https://docs.github.com/rest",
@@ -586,7 +605,7 @@ func (s *Server) mint(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) listInstallations(w http.ResponseWriter, r *http.Request) {
+func (s *GitHub) listInstallations(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	all := make([]any, 0, len(s.installations))
 	for _, in := range s.installations {
@@ -599,7 +618,7 @@ func (s *Server) listInstallations(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) installationJSON(in *installation) map[string]any {
+func (s *GitHub) installationJSON(in *installation) map[string]any {
 	var suspended any
 	if in.suspended != nil {
 		suspended = in.suspended.Format(time.RFC3339)
@@ -611,8 +630,8 @@ func (s *Server) installationJSON(in *installation) map[string]any {
 		"target_id":            in.id * 10,
 		"target_type":          "Organization",
 		"repository_selection": "selected",
-		"access_tokens_url":    s.ts.URL + "/app/installations/" + strconv.FormatInt(in.id, 10) + "/access_tokens",
-		"repositories_url":     s.ts.URL + "/installation/repositories",
+		"access_tokens_url":    s.srv.URL + "/app/installations/" + strconv.FormatInt(in.id, 10) + "/access_tokens",
+		"repositories_url":     s.srv.URL + "/installation/repositories",
 		"permissions":          map[string]string{"contents": "write", "issues": "read", "metadata": "read", "pull_requests": "write"},
 		"events":               []string{"pull_request", "installation", "installation_repositories"},
 		"created_at":           "2026-01-01T00:00:00Z",
@@ -622,7 +641,7 @@ func (s *Server) installationJSON(in *installation) map[string]any {
 	}
 }
 
-func (s *Server) listRepos(w http.ResponseWriter, r *http.Request, in *installation) {
+func (s *GitHub) listRepos(w http.ResponseWriter, r *http.Request, in *installation) {
 	s.mu.Lock()
 	all := make([]any, 0, len(in.repos))
 	for _, name := range in.repos {
@@ -637,7 +656,7 @@ func (s *Server) listRepos(w http.ResponseWriter, r *http.Request, in *installat
 	}
 }
 
-func (s *Server) repoJSON(full string) map[string]any {
+func (s *GitHub) repoJSON(full string) map[string]any {
 	owner, name, _ := strings.Cut(full, "/")
 	var id int64
 	for _, c := range strings.ToLower(full) {
@@ -652,13 +671,13 @@ func (s *Server) repoJSON(full string) map[string]any {
 		"private":        false,
 		"owner":          map[string]any{"login": owner, "type": "Organization"},
 		"html_url":       "https://github.com/" + full,
-		"url":            s.ts.URL + "/repos/" + full,
+		"url":            s.srv.URL + "/repos/" + full,
 		"default_branch": "master",
 		"archived":       false,
 	}
 }
 
-func (s *Server) prJSON(repo string, p PR) map[string]any {
+func (s *GitHub) prJSON(repo string, p PR) map[string]any {
 	ts := func(t *time.Time) any {
 		if t == nil {
 			return nil
@@ -709,7 +728,7 @@ func (s *Server) prJSON(repo string, p PR) map[string]any {
 // listPulls filters like GitHub: head is "owner:branch" (a bare branch
 // matches nothing, so the filter is ignored and every PR comes back), state
 // defaults to open, newest first.
-func (s *Server) listPulls(w http.ResponseWriter, r *http.Request, repo string) {
+func (s *GitHub) listPulls(w http.ResponseWriter, r *http.Request, repo string) {
 	q := r.URL.Query()
 	state := q.Get("state")
 	if state == "" {
@@ -722,7 +741,12 @@ func (s *Server) listPulls(w http.ResponseWriter, r *http.Request, repo string) 
 	headOwner, headRef, filtered := strings.Cut(q.Get("head"), ":")
 	s.mu.Lock()
 	list := append([]PR(nil), s.prs[strings.ToLower(repo)]...)
+	broken := filtered && s.listErrors[headRef]
 	s.mu.Unlock()
+	if broken {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"message": "Server Error"})
+		return
+	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Number > list[j].Number })
 	all := []any{}
 	for _, p := range list {
@@ -740,7 +764,7 @@ func (s *Server) listPulls(w http.ResponseWriter, r *http.Request, repo string) 
 	}
 }
 
-func (s *Server) createPull(w http.ResponseWriter, r *http.Request, repo string) {
+func (s *GitHub) createPull(w http.ResponseWriter, r *http.Request, repo string) {
 	var in struct {
 		Title string `json:"title"`
 		Head  string `json:"head"`
@@ -764,13 +788,14 @@ func (s *Server) createPull(w http.ResponseWriter, r *http.Request, repo string)
 		validation(w, map[string]any{"resource": "PullRequest", "code": "missing_field", "field": "title"})
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := strings.ToLower(repo)
-	if _, ok := s.branches[k][head]; !ok {
+	sha, ok := s.branch(repo, head)
+	if !ok {
 		validation(w, map[string]any{"resource": "PullRequest", "field": "head", "code": "invalid"})
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := strings.ToLower(repo)
 	for _, p := range s.prs[k] {
 		if p.State == "open" && p.HeadRef == head && strings.EqualFold(p.HeadRepo, repo) {
 			validation(w, map[string]any{"resource": "PullRequest", "code": "custom",
@@ -778,7 +803,7 @@ func (s *Server) createPull(w http.ResponseWriter, r *http.Request, repo string)
 			return
 		}
 	}
-	n := s.addPR(repo, PR{HeadRef: head, HeadRepo: repo, HeadSHA: s.branches[k][head], Base: in.Base,
+	n := s.addPR(repo, PR{HeadRef: head, HeadRepo: repo, HeadSHA: sha, Base: in.Base,
 		State: "open", Title: in.Title, Body: in.Body})
 	for _, p := range s.prs[k] {
 		if p.Number == n {
@@ -796,14 +821,20 @@ func validation(w http.ResponseWriter, e map[string]any) {
 	})
 }
 
-func (s *Server) branch(repo, name string) (string, bool) {
+func (s *GitHub) branch(repo, name string) (string, bool) {
+	k := strings.ToLower(repo)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	sha, ok := s.branches[strings.ToLower(repo)][name]
+	r := s.remotes[k]
+	sha, ok := s.branches[k][name]
+	s.mu.Unlock()
+	if r != nil {
+		sha = r.Ref(name)
+		return sha, sha != ""
+	}
 	return sha, ok
 }
 
-func (s *Server) getBranch(w http.ResponseWriter, r *http.Request, repo string) {
+func (s *GitHub) getBranch(w http.ResponseWriter, r *http.Request, repo string) {
 	name := r.PathValue("branch")
 	sha, ok := s.branch(repo, name)
 	if !ok {
@@ -817,7 +848,7 @@ func (s *Server) getBranch(w http.ResponseWriter, r *http.Request, repo string) 
 	})
 }
 
-func (s *Server) getRef(w http.ResponseWriter, r *http.Request, repo string) {
+func (s *GitHub) getRef(w http.ResponseWriter, r *http.Request, repo string) {
 	name := r.PathValue("branch")
 	sha, ok := s.branch(repo, name)
 	if !ok {
@@ -832,7 +863,7 @@ func (s *Server) getRef(w http.ResponseWriter, r *http.Request, repo string) {
 	})
 }
 
-func (s *Server) getIssue(w http.ResponseWriter, r *http.Request, repo string) {
+func (s *GitHub) getIssue(w http.ResponseWriter, r *http.Request, repo string) {
 	n, err := strconv.Atoi(r.PathValue("number"))
 	if err != nil {
 		notFound(w)
@@ -864,7 +895,7 @@ func (s *Server) getIssue(w http.ResponseWriter, r *http.Request, repo string) {
 
 // listDeliveries answers newest first, with cursor paging ("v1_<id>": the
 // deliveries older than id).
-func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
+func (s *GitHub) listDeliveries(w http.ResponseWriter, r *http.Request) {
 	perPage := 30
 	if v, err := strconv.Atoi(r.URL.Query().Get("per_page")); err == nil && v > 0 {
 		perPage = min(v, 100)
@@ -923,12 +954,12 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		q.Set("cursor", "v1_"+strconv.FormatInt(list[end-1].ID, 10))
 		q.Set("per_page", strconv.Itoa(perPage))
 		u.RawQuery = q.Encode()
-		w.Header().Set("Link", fmt.Sprintf(`<%s%s>; rel="next"`, s.ts.URL, u.RequestURI()))
+		w.Header().Set("Link", fmt.Sprintf(`<%s%s>; rel="next"`, s.srv.URL, u.RequestURI()))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) redeliver(w http.ResponseWriter, r *http.Request) {
+func (s *GitHub) redeliver(w http.ResponseWriter, r *http.Request) {
 	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,4 +1,4 @@
-package githubtest
+package sandbox
 
 import (
 	"crypto"
@@ -16,7 +16,7 @@ import (
 // checkJWT verifies the App JWT the way GitHub does: RS256 over
 // header.payload with the App's key, iss the App id, exp in the future and at
 // most 10 minutes ahead, iat not in the future.
-func (s *Server) checkJWT(r *http.Request) error {
+func (s *GitHub) checkJWT(r *http.Request) error {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok {
 		return errors.New("no bearer token")

@@ -1,4 +1,4 @@
-package githubtest
+package sandbox
 
 import (
 	"encoding/json"
@@ -27,7 +27,7 @@ var (
 //
 // Like GitHub, pullRequests(headRefName:) also matches fork PRs, a query error
 // is an HTTP 200 with "errors", and a failed field nulls its alias.
-func (s *Server) graphql(w http.ResponseWriter, r *http.Request, in *installation) {
+func (s *GitHub) graphql(w http.ResponseWriter, r *http.Request, in *installation) {
 	var req struct {
 		Query     string            `json:"query"`
 		Variables map[string]string `json:"variables"`

@@ -1,4 +1,4 @@
-package gittest
+package sandbox_test
 
 import (
 	"encoding/base64"
@@ -8,10 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/queen-app/queen-app/internal/gittest"
+	"github.com/queen-app/queen-app/internal/sandbox"
 )
 
 func TestRemoteRefusesWithoutTheToken(t *testing.T) {
-	r := NewRemote(t, "s3cret")
+	r := gittest.NewRemote(t, "s3cret")
 	resp, err := http.Get(r.CloneURL() + "/info/refs?service=git-upload-pack")
 	if err != nil {
 		t.Fatal(err)
@@ -21,19 +24,23 @@ func TestRemoteRefusesWithoutTheToken(t *testing.T) {
 		t.Fatalf("no token: status %d, want 401", resp.StatusCode)
 	}
 
-	w := newWork(t, t.TempDir())
+	sw, err := sandbox.OpenWork(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := gittest.WorkOf(sw)
 	w.Git(t, "init", "--quiet")
 	if _, err := w.TryGit("ls-remote", r.CloneURL()); err == nil {
 		t.Fatal("ls-remote without the token succeeded")
 	}
-	w.Git(t, "config", "http.extraHeader", "Authorization: "+basicAuth("wrong"))
+	w.Git(t, "config", "http.extraHeader", "Authorization: "+sandbox.BasicAuth("wrong"))
 	if _, err := w.TryGit("ls-remote", r.CloneURL()); err == nil {
 		t.Fatal("ls-remote with a wrong token succeeded")
 	}
 }
 
 func TestRemoteTakesPushesAndCountsThem(t *testing.T) {
-	r := NewRemote(t, "s3cret")
+	r := gittest.NewRemote(t, "s3cret")
 	before := r.Pushes()
 	sha := r.Work.Commit(t, "queen-7", map[string]string{"a.txt": "a\n"}, "work")
 	r.Work.Push(t, "queen-7")
@@ -50,9 +57,9 @@ func TestRemoteTakesPushesAndCountsThem(t *testing.T) {
 }
 
 func TestExportServesAListingAndABundleTheRemoteCanTake(t *testing.T) {
-	r := NewRemote(t, "git-token")
+	r := gittest.NewRemote(t, "git-token")
 	work := r.Clone(t)
-	e := NewExport(t, "export-token", work)
+	e := gittest.NewExport(t, "export-token", work)
 	head := work.Commit(t, "queen-12", map[string]string{"src/x.rs": "fn x() {}\n"}, "bee work")
 	work.Branch(t, "queen-13", "origin/master") // nothing ahead: not listed, 409
 

@@ -1,12 +1,12 @@
-package gittest
+package sandbox
 
 import (
 	"context"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,12 +14,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
-// Export fakes the Queen's export API (shared/reference/export.md §1) over
-// a real work repository: GET {URL} lists its queen-N branches ahead of
+// Export stands in for the Queen's export API over a real work repository: GET {URL} lists its queen-N branches ahead of
 // Base, GET {URL}/{issue} answers a real `git bundle create Base..queen-N`.
 // It requires "Authorization: Bearer <token>".
 type Export struct {
@@ -36,26 +34,31 @@ type Export struct {
 	slowIssue map[int64]time.Duration
 	stored    map[int64]string
 	requests  map[string]int
+	srv       *server
 }
 
 var issuePath = regexp.MustCompile(`^[1-9][0-9]{0,9}$`)
 
-// NewExport serves work's branches; work is usually a Remote's Clone, so
-// that bundles are relative to history the remote has.
-func NewExport(t testing.TB, token string, work *Work) *Export {
-	t.Helper()
+// NewExport serves work's branches on a loopback port until Close; work
+// is usually a Remote's clone, so that bundles are relative to history the
+// remote has.
+func NewExport(token string, work *Work) (*Export, error) {
 	e := &Export{Token: token, Work: work, Base: "origin/master",
 		slowIssue: map[int64]time.Duration{}, stored: map[int64]string{}, requests: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /queen/export", e.serve)
 	mux.HandleFunc("GET /queen/export/{issue}", e.serve)
-	srv := httptest.NewUnstartedServer(mux)
-	setTimeouts(srv.Config)
-	srv.Start()
-	t.Cleanup(srv.Close)
+	srv, err := listen(mux)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: export: %w", err)
+	}
+	e.srv = srv
 	e.URL = srv.URL + "/queen/export"
-	return e
+	return e, nil
 }
+
+// Close stops the server.
+func (e *Export) Close() { e.srv.Close() }
 
 // Fail answers the next n requests with status (n < 0: until Fail(0, 0)).
 func (e *Export) Fail(status, n int) {
@@ -81,12 +84,15 @@ func (e *Export) SlowIssue(issue int64, d time.Duration) {
 
 // Stored makes GET {URL}/{issue} answer the stored fallback form (runner,
 // at, no commit or file lists) even when the branch is gone from Work.
-func (e *Export) Stored(t testing.TB, issue int64, runner string) {
-	t.Helper()
-	data := e.bundle(t, issue)
+func (e *Export) Stored(issue int64, runner string) error {
+	data, err := e.create("queen-" + strconv.FormatInt(issue, 10))
+	if err != nil {
+		return err
+	}
 	e.mu.Lock()
 	e.stored[issue] = runner + "\x00" + base64.StdEncoding.EncodeToString(data)
 	e.mu.Unlock()
+	return nil
 }
 
 // Requests counts the requests that reached path (e.g. "/queen/export/5").
@@ -98,7 +104,7 @@ func (e *Export) Requests(path string) int {
 
 func (e *Export) serve(w http.ResponseWriter, r *http.Request) {
 	if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+e.Token)) != 1 {
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized"})
+		exportJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized"})
 		return
 	}
 	issueText := r.PathValue("issue")
@@ -132,7 +138,7 @@ func (e *Export) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if fail != 0 {
-		writeJSON(w, fail, map[string]string{"error": "injected failure"})
+		exportJSON(w, fail, map[string]string{"error": "injected failure"})
 		return
 	}
 	if issueText == "" {
@@ -140,7 +146,7 @@ func (e *Export) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !issuePath.MatchString(issueText) {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "issue must be a positive integer"})
+		exportJSON(w, http.StatusBadRequest, map[string]string{"error": "issue must be a positive integer"})
 		return
 	}
 	issue, _ := strconv.ParseInt(issueText, 10, 64)
@@ -155,9 +161,9 @@ func (e *Export) list(w http.ResponseWriter, _ context.Context) {
 		Files   int    `json:"files"`
 		Head    string `json:"head"`
 	}
-	out, err := e.Work.TryGit("for-each-ref", "--format=%(refname:strip=2) %(objectname)", "refs/heads/queen-*")
+	out, err := e.Work.Git("for-each-ref", "--format=%(refname:strip=2) %(objectname)", "refs/heads/queen-*")
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "could not list branches: " + err.Error()})
+		exportJSON(w, http.StatusInternalServerError, map[string]string{"error": "could not list branches: " + err.Error()})
 		return
 	}
 	branches := []branch{}
@@ -169,7 +175,7 @@ func (e *Export) list(w http.ResponseWriter, _ context.Context) {
 		issue, _ := strconv.ParseInt(name[len("queen-"):], 10, 64)
 		commits, files, err := e.ahead(name)
 		if err != nil {
-			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "could not list branches: " + err.Error()})
+			exportJSON(w, http.StatusInternalServerError, map[string]string{"error": "could not list branches: " + err.Error()})
 			return
 		}
 		if commits == 0 {
@@ -178,16 +184,16 @@ func (e *Export) list(w http.ResponseWriter, _ context.Context) {
 		branches = append(branches, branch{issue, name, commits, len(files), head})
 	}
 	sort.Slice(branches, func(i, j int) bool { return branches[i].Issue < branches[j].Issue })
-	writeJSON(w, http.StatusOK, map[string]any{"base": e.Base, "count": len(branches), "branches": branches})
+	exportJSON(w, http.StatusOK, map[string]any{"base": e.Base, "count": len(branches), "branches": branches})
 }
 
 func (e *Export) ahead(branch string) (int, []string, error) {
-	count, err := e.Work.TryGit("rev-list", "--count", e.Base+".."+branch)
+	count, err := e.Work.Git("rev-list", "--count", e.Base+".."+branch)
 	if err != nil {
 		return 0, nil, err
 	}
 	n, _ := strconv.Atoi(count)
-	names, err := e.Work.TryGit("diff", "--name-only", e.Base+"..."+branch)
+	names, err := e.Work.Git("diff", "--name-only", e.Base+"..."+branch)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -207,26 +213,26 @@ func (e *Export) one(w http.ResponseWriter, issue int64) {
 	e.mu.Unlock()
 	if isStored {
 		runner, b64, _ := strings.Cut(stored, "\x00")
-		writeJSON(w, http.StatusOK, map[string]any{"issue": issue, "branch": branch, "base": e.Base,
+		exportJSON(w, http.StatusOK, map[string]any{"issue": issue, "branch": branch, "base": e.Base,
 			"runner": runner, "at": time.Now().UTC().Format(time.RFC3339), "bundleBase64": b64})
 		return
 	}
-	if _, err := e.Work.TryGit("rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err != nil {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no branch " + branch})
+	if _, err := e.Work.Git("rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err != nil {
+		exportJSON(w, http.StatusNotFound, map[string]string{"error": "no branch " + branch})
 		return
 	}
 	n, files, err := e.ahead(branch)
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		exportJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return
 	}
 	if n == 0 {
-		writeJSON(w, http.StatusConflict, map[string]string{"error": branch + " has no commits beyond " + e.Base})
+		exportJSON(w, http.StatusConflict, map[string]string{"error": branch + " has no commits beyond " + e.Base})
 		return
 	}
-	log, err := e.Work.TryGit("log", "--format=%H%x1f%an%x1f%aI%x1f%s", e.Base+".."+branch)
+	log, err := e.Work.Git("log", "--format=%H%x1f%an%x1f%aI%x1f%s", e.Base+".."+branch)
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		exportJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return
 	}
 	commits := []map[string]string{}
@@ -238,20 +244,11 @@ func (e *Export) one(w http.ResponseWriter, issue int64) {
 	}
 	data, err := e.create(branch)
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "bundle create: " + err.Error()})
+		exportJSON(w, http.StatusInternalServerError, map[string]string{"error": "bundle create: " + err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"issue": issue, "branch": branch, "base": e.Base,
+	exportJSON(w, http.StatusOK, map[string]any{"issue": issue, "branch": branch, "base": e.Base,
 		"commits": commits, "files": files, "bundleBase64": base64.StdEncoding.EncodeToString(data)})
-}
-
-func (e *Export) bundle(t testing.TB, issue int64) []byte {
-	t.Helper()
-	data, err := e.create("queen-" + strconv.FormatInt(issue, 10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
 }
 
 // create runs git bundle create Base..branch into a temporary file.
@@ -262,13 +259,13 @@ func (e *Export) create(branch string) ([]byte, error) {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, branch+".bundle")
-	if _, err := e.Work.TryGit("bundle", "create", "--quiet", path, e.Base+".."+branch); err != nil {
+	if _, err := e.Work.Git("bundle", "create", "--quiet", path, e.Base+".."+branch); err != nil {
 		return nil, err
 	}
 	return os.ReadFile(path)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func exportJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
