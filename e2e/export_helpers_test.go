@@ -57,6 +57,10 @@ type exStack struct {
 
 	workerEnv  map[string]string
 	workerAddr string
+
+	// pullsDown makes GitHub's PR list answer 502 (pullsFailed counts them).
+	pullsDown   atomic.Bool
+	pullsFailed atomic.Int64
 }
 
 type exOpts struct {
@@ -142,11 +146,19 @@ func (x *exStack) gitFront() string {
 }
 
 // githubFront is the fake GitHub with the remote's branches copied in
-// before every branch read and PR creation.
+// before every branch read and PR creation; with pullsDown the PR list
+// answers 502.
 func (x *exStack) githubFront() string {
 	target, _ := url.Parse(x.gh.URL())
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	srv := exServer(x.t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if x.pullsDown.Load() && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/pulls") {
+			x.pullsFailed.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprint(w, `{"message":"Server Error"}`)
+			return
+		}
 		if strings.Contains(r.URL.Path, "/git/ref/heads/") || strings.Contains(r.URL.Path, "/branches/") ||
 			(r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/pulls")) {
 			for name, sha := range exHeads(x.remote.Dir) {

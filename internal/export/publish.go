@@ -141,20 +141,21 @@ func (p *Publisher) Push(ctx context.Context, job Job) (Outcome, error) {
 	branch := job.Branch()
 	log := p.logger().With("repo", job.Repo, "issue", job.Issue, "branch", branch)
 
+	// Every GitHub read comes before any git work: one that failed is an
+	// outage and decides nothing, neither a refusal nor a push.
 	remoteHead, err := p.GitHub.BranchHead(ctx, job.Repo, branch)
 	if err != nil {
 		return Outcome{}, readError("github BranchHead", err)
 	}
-	f := Facts{Verdict: job.Verdict, JudgedHead: job.JudgedHead, OwnedPaths: job.OwnedPaths}
-	prs, prErr := p.GitHub.BranchPRs(ctx, job.Repo, branch)
-	if prErr == nil {
-		f.PRs = &prs
+	prs, err := p.GitHub.BranchPRs(ctx, job.Repo, branch)
+	if err != nil {
+		return Outcome{}, readError("github BranchPRs", err)
 	}
 	issue, err := p.GitHub.Issue(ctx, job.Repo, job.Issue)
 	if err != nil {
 		return Outcome{}, readError("github Issue", err)
 	}
-	f.IssueOpen = issue.Open
+	f := Facts{PRs: prs, IssueOpen: issue.Open, Verdict: job.Verdict, JudgedHead: job.JudgedHead, OwnedPaths: job.OwnedPaths}
 	if r := Check(f); r != nil {
 		return p.refused(log, job, r, prs), nil
 	}
@@ -188,10 +189,6 @@ func (p *Publisher) Push(ctx context.Context, job Job) (Outcome, error) {
 	}
 	if out.PushedHead != "" {
 		log.Info("export pushed", "state", out.Push, "head", out.PushedHead, "superseded", out.Superseded)
-	}
-	if f.PRs == nil {
-		return out, &Error{Op: "github BranchPRs", Retryable: true,
-			Err: fmt.Errorf("the branch's pull requests are unknown, so none is opened yet: %w", prErr)}
 	}
 	n, err := p.openPR(ctx, job, issue.Title, out.Head, bundle)
 	if err != nil {

@@ -289,38 +289,51 @@ func TestARemoteWithAnOpenPRIsLeftAlone(t *testing.T) {
 	}
 }
 
-func TestAnUnreadPRListNeverSupersedes(t *testing.T) {
-	e := newEnv(t)
-	old, accepted := olderAttempt(t, e, 53)
-	e.gh.prErr = errUnread
-	out, err := e.pub.Push(context.Background(), e.job(53, accepted))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.State != StateRefused || out.Refusal.Kind != KindNotFastForward || !strings.Contains(out.Refusal.Reason, "could not be read") {
-		t.Fatalf("outcome %+v %+v", out, out.Refusal)
-	}
-	if e.remote.Ref(t, "queen-53") != old || len(e.remote.Tags(t)) != 0 {
-		t.Fatal("replaced a branch whose PRs are unknown")
-	}
-}
+// A GitHub read that failed is an outage: it decides nothing, so it comes
+// back as a retryable error before any git work (no clone, no bundle, no
+// push, no PR), whether the remote tip could be fast-forwarded or not.
+func TestAFailedGitHubReadIsAnOutageBeforeAnyGitWork(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		older  bool // the remote has an older attempt that is not an ancestor
+		op     string
+		breaks func(g *fakeGitHub)
+	}{
+		{"PR list, remote tip not an ancestor", true, "github BranchPRs", func(g *fakeGitHub) { g.prErr = errUnread }},
+		{"PR list, fast-forward", false, "github BranchPRs", func(g *fakeGitHub) { g.prErr = errUnread }},
+		{"branch head", true, "github BranchHead", func(g *fakeGitHub) { g.headErr = errUnread }},
+		{"issue", false, "github Issue", func(g *fakeGitHub) { g.issueErr = errUnread }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			var old, head string
+			if c.older {
+				old, head = olderAttempt(t, e, 53)
+			} else {
+				head = e.branch(t, 53, map[string]string{"a.txt": "a\n"})
+			}
+			e.gh.set(c.breaks)
+			pushes := e.remote.Pushes()
+			out, err := e.pub.Push(context.Background(), e.job(53, head))
+			mustRetryable(t, err)
+			if !strings.HasPrefix(err.Error(), c.op) {
+				t.Fatalf("error %q, want it to name %s", err, c.op)
+			}
+			if out.State != "" || out.Refusal != nil {
+				t.Fatalf("outcome %+v: a failed read decided something", out)
+			}
+			if e.cloned(t) || e.export.Requests("/queen/export/53") != 0 || e.remote.Pushes() != pushes ||
+				e.remote.Ref(t, "queen-53") != old || len(e.remote.Tags(t)) != 0 || len(e.gh.createdPRs()) != 0 {
+				t.Fatal("git work was done on a failed read")
+			}
 
-func TestAnUnreadPRListPushesAFastForwardButOpensNoPR(t *testing.T) {
-	e := newEnv(t)
-	head := e.branch(t, 54, map[string]string{"a.txt": "a\n"})
-	e.gh.prErr = errUnread
-	out, err := e.pub.Push(context.Background(), e.job(54, head))
-	mustRetryable(t, err)
-	if out.State != StatePushed || e.remote.Ref(t, "queen-54") != head || len(e.gh.createdPRs()) != 0 {
-		t.Fatalf("outcome %+v, PRs %d", out, len(e.gh.createdPRs()))
-	}
-	// Once the list reads, the retry finds the branch at head and opens the PR.
-	e.gh.mu.Lock()
-	e.gh.prErr = nil
-	e.gh.mu.Unlock()
-	out, err = e.pub.Push(context.Background(), e.job(54, head))
-	if err != nil || out.State != StatePROpened || out.Push != StateAlready {
-		t.Fatalf("retry: %+v %v", out, err)
+			// The read recovers: the retry publishes.
+			e.gh.set(func(g *fakeGitHub) { g.prErr, g.headErr, g.issueErr = nil, nil, nil })
+			out, err = e.pub.Push(context.Background(), e.job(53, head))
+			if err != nil || out.State != StatePROpened || e.remote.Ref(t, "queen-53") != head {
+				t.Fatalf("after recovery: %+v %v", out, err)
+			}
+		})
 	}
 }
 
