@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -354,16 +355,28 @@ func (p *Publisher) openPR(ctx context.Context, job Job, title, head string, bun
 	pr := NewPR{Base: p.base(), Head: job.Branch(), Title: Title(title, job.Issue), Body: body}
 	n, err := p.GitHub.CreatePR(ctx, job.Repo, pr)
 	if errors.Is(err, ErrPRExists) {
-		prs, rerr := p.GitHub.BranchPRs(ctx, job.Repo, job.Branch())
-		if rerr != nil || len(prs.Numbers) == 0 {
-			return 0, nil
-		}
-		return prs.Numbers[0], nil
+		return p.existingPR(ctx, job)
 	}
 	if err != nil {
 		return 0, readError("github CreatePR", err)
 	}
 	return n, nil
+}
+
+// existingPR is the number of the open PR GitHub says the branch has. A
+// list that failed, or that shows none open yet (GitHub's lists lag its
+// writes), is an outage: the PR's number is never guessed.
+func (p *Publisher) existingPR(ctx context.Context, job Job) (int, error) {
+	prs, err := p.GitHub.BranchPRs(ctx, job.Repo, job.Branch())
+	if err != nil {
+		return 0, readError("github BranchPRs", err)
+	}
+	if prs.Open == 0 || len(prs.Numbers) == 0 {
+		return 0, &Error{Op: "github BranchPRs", Retryable: true,
+			Err: fmt.Errorf("GitHub says %s has a pull request, but none is listed open yet", job.Branch())}
+	}
+	// Before CreatePR the branch had none: the newest is the one opened meanwhile.
+	return slices.Max(prs.Numbers), nil
 }
 
 func (p *Publisher) refused(log *slog.Logger, job Job, r *Refusal, prs PRs) Outcome {

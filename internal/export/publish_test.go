@@ -522,3 +522,43 @@ func TestAKilledTasksPrivateRefsAreClearedByTheNext(t *testing.T) {
 		t.Fatalf("private refs left after the next task: %s", refs)
 	}
 }
+
+// GitHub answers that a PR already exists (one opened meanwhile): its
+// number comes from a fresh read of the list. A read that fails, or one
+// that shows no open PR yet, is an outage: never pr_opened with PR #0.
+func TestAnExistingPRIsLookedUpNeverRecordedAsZero(t *testing.T) {
+	exists := fmt.Errorf("422 validation failed: %w", ErrPRExists)
+	for _, c := range []struct {
+		name   string
+		listed func(g *fakeGitHub) // what the list shows after the 422
+		want   int                 // 0: a retryable error
+	}{
+		{"lookup fails", func(g *fakeGitHub) { g.prErr = errUnread }, 0},
+		{"lookup shows none open yet", func(g *fakeGitHub) {}, 0},
+		{"lookup finds it", func(g *fakeGitHub) { g.prs["queen-56"] = PRs{Open: 1, Numbers: []int{88}} }, 88},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			head := e.branch(t, 56, map[string]string{"a.txt": "a\n"})
+			e.gh.onCreate = func(g *fakeGitHub) error {
+				g.onCreate = nil
+				c.listed(g)
+				return exists
+			}
+			out, err := e.pub.Push(context.Background(), e.job(56, head))
+			if c.want == 0 {
+				mustRetryable(t, err)
+				if out.State == StatePROpened || out.PRNumber != 0 {
+					t.Fatalf("outcome %+v: recorded as opened without its number", out)
+				}
+				if out.State != StatePushed || e.remote.Ref(t, "queen-56") != head {
+					t.Fatalf("outcome %+v: the push that happened is still reported", out)
+				}
+				return
+			}
+			if err != nil || out.State != StatePROpened || out.PRNumber != c.want {
+				t.Fatalf("outcome %+v %v, want pr_opened #%d", out, err, c.want)
+			}
+		})
+	}
+}
