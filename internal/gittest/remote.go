@@ -2,6 +2,7 @@ package gittest
 
 import (
 	"crypto/subtle"
+	"fmt"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -31,6 +32,7 @@ type Remote struct {
 	mu       sync.Mutex
 	onPush   func(n int)
 	requests []string
+	echo     int // >= 0: answer every request quoting its credential; see EchoCredential
 }
 
 // NewRemote serves a new repository "queen/t27" whose master has one
@@ -42,7 +44,7 @@ func NewRemote(t testing.TB, token string) *Remote {
 		t.Fatal("git is required: ", err)
 	}
 	root := t.TempDir()
-	r := &Remote{Repo: "queen/t27", Token: token}
+	r := &Remote{Repo: "queen/t27", Token: token, echo: -1}
 	r.Dir = filepath.Join(root, "queen", "t27.git")
 	env := newWork(t, root).env
 	r.env = env
@@ -78,8 +80,12 @@ func NewRemote(t testing.TB, token string) *Remote {
 		}
 		r.mu.Lock()
 		r.requests = append(r.requests, req.Method+" "+req.URL.Path)
-		hook := r.onPush
+		hook, echo := r.onPush, r.echo
 		r.mu.Unlock()
+		if echo >= 0 {
+			echoCredential(w, req, echo)
+			return
+		}
 		if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/git-receive-pack") {
 			n := int(r.pushes.Add(1))
 			if hook != nil {
@@ -98,6 +104,54 @@ func NewRemote(t testing.TB, token string) *Remote {
 	r.Work.Push(t, "master")
 	return r
 }
+
+// EchoCredential makes the remote answer every request 403 with a
+// text/plain body quoting the request's Authorization header and the
+// password it carries, followed on the same line by pad filler characters
+// (a misconfigured proxy does this); git prints such a body as "remote:"
+// lines on its stderr. pad < 0 turns it off.
+func (r *Remote) EchoCredential(pad int) {
+	r.mu.Lock()
+	r.echo = pad
+	r.mu.Unlock()
+}
+
+func echoCredential(w http.ResponseWriter, req *http.Request, pad int) {
+	_, pass, _ := req.BasicAuth()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusForbidden)
+	fmt.Fprintf(w, "refused: Authorization %q (password %s) may not read this repository %s\n",
+		req.Header.Get("Authorization"), pass, strings.Repeat("~", pad))
+}
+
+// RefuseRefs installs a pre-receive hook that declines any push updating a
+// ref whose name starts with prefix (e.g. "refs/tags/queen-superseded/"),
+// as a protection rule on GitHub would; "" removes it.
+func (r *Remote) RefuseRefs(t testing.TB, prefix string) {
+	t.Helper()
+	hook := filepath.Join(r.Dir, "hooks", "pre-receive")
+	if prefix == "" {
+		if err := os.Remove(hook); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return
+	}
+	script := "#!/bin/sh\n" +
+		"while read old new ref; do\n" +
+		"  case \"$ref\" in\n" +
+		"    " + shellQuote(prefix) + "*) echo \"$ref is protected\" >&2; exit 1;;\n" +
+		"  esac\n" +
+		"done\n" +
+		"exit 0\n"
+	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func setTimeouts(s *http.Server) {
 	s.ReadHeaderTimeout = 10 * time.Second
