@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -77,4 +80,100 @@ func TestExportUnreadPRListIsAnOutage(t *testing.T) {
 	if a := x.archived(); len(a) != 0 {
 		t.Fatalf("%d tasks archived: %s", len(a), a[0].LastErr)
 	}
+}
+
+// exLeak is the longest start or end (6 characters at least) of a secret
+// that s holds, or "": what a copy cut before it was scrubbed leaves.
+func exLeak(s string, secrets ...string) string {
+	for _, sec := range secrets {
+		for n := len(sec); n >= 6; n-- {
+			if strings.Contains(s, sec[:n]) {
+				return sec[:n]
+			}
+			if strings.Contains(s, sec[len(sec)-n:]) {
+				return sec[len(sec)-n:]
+			}
+		}
+	}
+	return ""
+}
+
+// checkNoLeak asserts no piece of a credential is in the worker's log, the
+// rows' claim views, queenctl explain --json or queenctl export status.
+func (x *exStack) checkNoLeak(w *proc, issues ...int64) {
+	x.t.Helper()
+	secrets := x.secrets()
+	texts := map[string]string{"worker.log": w.out.String()}
+	for _, issue := range issues {
+		resp, err := http.DefaultClient.Do(exRequest(x.t, x.apiURL+"/v1/repos/"+repo+"/claims/"+itoa(issue)+"?history=50"))
+		if err != nil {
+			x.t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		texts[fmt.Sprintf("claim view #%d", issue)] = string(body)
+		_, out, _ := x.ctl("explain", "--json", fmt.Sprintf("%s#%d", repo, issue))
+		texts[fmt.Sprintf("explain --json #%d", issue)] = out
+	}
+	_, out, _ := x.ctl("export", "status", "--repo", repo)
+	texts["export status"] = out
+	_, out, _ = x.ctl("export", "status", "--repo", repo, "--json")
+	texts["export status --json"] = out
+	for where, text := range texts {
+		if l := exLeak(text, secrets...); l != "" {
+			x.t.Errorf("%s holds %q of a credential", where, l)
+		}
+	}
+}
+
+func exRequest(t *testing.T, url string) *http.Request {
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+apiToken)
+	return req
+}
+
+// The export's gateway echoes the Authorization header past the first 200
+// bytes of its error body, and git prints a remote's answer quoting the
+// credential: neither reaches the log, the row or the API, whole or cut.
+func TestExportCredentialsNeverLeak(t *testing.T) {
+	t.Parallel()
+	x := newExStack(t, exOpts{})
+	x.webhook()
+	x.exportEcho.Store(150) // the token straddles byte 200 of the body
+	h71 := x.branch(71, map[string]string{"src/s71.rs": "fn a() {}\n"})
+	x.accept(71, h71, nil)
+	w := x.startWorker()
+	eventually(t, exLimit, "#71 to record the export's echo", func() bool {
+		st := x.exports()[71]
+		return st != nil && st.State == "retrying" && strings.Contains(st.LastError, "status 502: x")
+	})
+	if st := x.exports()[71]; !strings.Contains(st.LastError, "upstream refused Authorization: Bearer ***") {
+		t.Errorf("last_error %q: want the echo kept with the token masked", st.LastError)
+	}
+
+	// The export answers; git's remote quotes the credential.
+	x.remote.EchoCredential(175)
+	x.exportEcho.Store(-1)
+	h72 := x.branch(72, map[string]string{"src/s72.rs": "fn b() {}\n"})
+	x.accept(72, h72, nil)
+	eventually(t, exLimit, "#72 to record git's failure", func() bool {
+		x.runRetries()
+		st := x.exports()[72]
+		return st != nil && st.State == "retrying" && strings.Contains(st.LastError, "git fetch")
+	})
+	if len(x.secrets()) < 3 {
+		t.Fatal("the git front saw no installation token")
+	}
+	x.checkNoLeak(w, 71, 72)
+
+	x.remote.EchoCredential(-1)
+	eventually(t, exLimit, "both rows to publish once the echoes stop", func() bool {
+		x.runRetries()
+		all := x.exports()
+		return all[71] != nil && all[71].State == "pr_opened" && all[72] != nil && all[72].State == "pr_opened"
+	})
+	x.checkNoLeak(w, 71, 72)
 }

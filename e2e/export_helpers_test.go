@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -61,6 +63,11 @@ type exStack struct {
 	// pullsDown makes GitHub's PR list answer 502 (pullsFailed counts them).
 	pullsDown   atomic.Bool
 	pullsFailed atomic.Int64
+	// exportEcho >= 0 makes the export answer 502 with a body echoing the
+	// request's Authorization header after exportEcho filler bytes.
+	exportEcho atomic.Int64
+	mu         sync.Mutex
+	gitTokens  map[string]bool // installation tokens the git front was sent
 }
 
 type exOpts struct {
@@ -76,10 +83,13 @@ func newExStack(t *testing.T, o exOpts) *exStack {
 	x.remote = gittest.NewRemote(t, "")
 	x.work = x.remote.Clone(t)
 	x.exp = gittest.NewExport(t, exToken, x.work)
+	x.exportEcho.Store(-1)
+	x.gitTokens = map[string]bool{}
 	exportURL := x.exp.URL
 	if o.gateway > 0 {
 		exportURL = exGateway(t, x.exp.URL, o.gateway)
 	}
+	exportURL = x.exportFront(exportURL)
 	if o.sweep == "" {
 		o.sweep = "1s"
 	}
@@ -130,6 +140,11 @@ func (x *exStack) gitFront() string {
 	from, to := "/"+repo+".git/", "/"+x.remote.Repo+".git/"
 	srv := exServer(x.t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, tok, ok := r.BasicAuth()
+		if ok {
+			x.mu.Lock()
+			x.gitTokens[tok] = true
+			x.mu.Unlock()
+		}
 		if !ok || !x.gh.LiveToken(tok) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
 			http.Error(w, "installation token required", http.StatusUnauthorized)
@@ -168,6 +183,34 @@ func (x *exStack) githubFront() string {
 		proxy.ServeHTTP(w, r)
 	}))
 	return srv.URL + "/"
+}
+
+// exportFront passes requests to the export at upstream, or, with
+// exportEcho set, answers 502 echoing their Authorization header as a
+// misconfigured gateway would.
+func (x *exStack) exportFront(upstream string) string {
+	target, _ := url.Parse(upstream)
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	srv := exServer(x.t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if pad := x.exportEcho.Load(); pad >= 0 {
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprintf(w, "%s upstream refused Authorization: %s\n", strings.Repeat("x", int(pad)), r.Header.Get("Authorization"))
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	return srv.URL + target.Path
+}
+
+// secrets are the credentials the worker was given or minted so far.
+func (x *exStack) secrets() []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	out := []string{exToken}
+	for tok := range x.gitTokens {
+		out = append(out, tok, base64.StdEncoding.EncodeToString([]byte("x-access-token:"+tok)))
+	}
+	return out
 }
 
 // exHeads lists refs/heads/* of a bare repository.

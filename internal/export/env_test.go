@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/gittest"
+	"github.com/queen-app/queen-app/internal/redact"
 	"github.com/queen-app/queen-app/internal/testkit"
 )
 
@@ -195,3 +196,19 @@ func mustRetryable(t testing.TB, err error) {
 }
 
 var errUnread = errors.New("502 from GitHub")
+
+// leak is the longest start or end (at least redact.MinPart long) of a
+// secret that s holds, or "": what a copy cut before it was scrubbed leaves.
+func leak(s string, secrets ...string) string {
+	for _, sec := range secrets {
+		for n := len(sec); n >= redact.MinPart; n-- {
+			if strings.Contains(s, sec[:n]) {
+				return sec[:n]
+			}
+			if strings.Contains(s, sec[len(sec)-n:]) {
+				return sec[len(sec)-n:]
+			}
+		}
+	}
+	return ""
+}

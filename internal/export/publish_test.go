@@ -562,3 +562,38 @@ func TestAnExistingPRIsLookedUpNeverRecordedAsZero(t *testing.T) {
 		})
 	}
 }
+
+// git prints what a remote answered on its stderr: here a remote that
+// quotes the credential it was sent. Wherever git's output is cut, no
+// piece of the token or of the header carrying it reaches the error.
+func TestGitsStderrNeverCarriesTheCredential(t *testing.T) {
+	e := newEnv(t)
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + gitToken))
+	ctx := context.Background()
+	for pad := 0; pad <= 480; pad += 6 {
+		e.remote.EchoCredential(pad)
+		r, release, err := e.pub.Git.open(ctx, e.remote.Repo, gitToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ferr := r.fetch(ctx, "+refs/heads/master:"+r.ref("master"))
+		release()
+		mustRetryable(t, ferr)
+		msg := ferr.Error()
+		if !strings.HasPrefix(msg, "git fetch") || !strings.Contains(msg, "403") {
+			t.Fatalf("error %q: want git's reason kept", msg)
+		}
+		if l := leak(msg, gitToken, basic); l != "" {
+			t.Fatalf("padding %d: error %q holds %q of the credential", pad, msg, l)
+		}
+	}
+
+	// Through the publisher, and its logs, too.
+	e.remote.EchoCredential(120)
+	head := e.branch(t, 57, map[string]string{"a.txt": "a\n"})
+	_, err := e.pub.Push(ctx, e.job(57, head))
+	mustRetryable(t, err)
+	if l := leak(err.Error()+e.logs.String(), gitToken, basic); l != "" {
+		t.Fatalf("error %q or the logs hold %q of the credential", err, l)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/hibiken/asynq"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/githubapp"
 	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/redact"
 	"github.com/queen-app/queen-app/internal/retry"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
@@ -25,6 +25,9 @@ const (
 	// task is archived and the next export:sweep enqueues a fresh one.
 	StateFailed = "failed"
 )
+
+// maxLastError caps the error recorded on a row (export.last_error).
+const maxLastError = 500
 
 // recordRetries bounds re-reading a row that moved while its outcome was
 // being recorded.
@@ -191,17 +194,8 @@ func exportState(rec *ledger.Record, out export.Outcome, perr error) dispatch.Ex
 		}
 	}
 	if perr != nil {
-		st.LastError = oneLine(perr.Error())
+		st.LastError = redact.Line(perr.Error(), maxLastError)
 	}
 	st.Version = rec.Version + 1 // the version this write gives the row
 	return st
-}
-
-// oneLine keeps an error recorded on a row short and on one line.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 500 {
-		s = s[:500]
-	}
-	return s
 }
