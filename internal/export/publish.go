@@ -289,7 +289,10 @@ func (p *Publisher) supersede(ctx context.Context, r *repo, job Job, head string
 		return Outcome{}, err
 	}
 	if !res.ok && !alreadyExists(res.reason) {
-		return Outcome{}, &Error{Op: "git push", Retryable: true, Err: fmt.Errorf("keeping %s as %s: %s", short(tip), tag, res.reason)}
+		// Without the tag the branch is the only copy of that work: never
+		// replace it. A remote that declines the tag will not change its
+		// mind on a retry; a person has to look.
+		return Outcome{}, &Error{Op: "git push", Err: fmt.Errorf("keeping %s as %s: %s", short(tip), tag, res.reason)}
 	}
 	res, err = r.push(ctx, r.ref(branch)+":refs/heads/"+branch, "--force-with-lease=refs/heads/"+branch+":"+tip)
 	if err != nil {

@@ -597,3 +597,35 @@ func TestGitsStderrNeverCarriesTheCredential(t *testing.T) {
 		t.Fatalf("error %q or the logs hold %q of the credential", err, l)
 	}
 }
+
+// The remote refuses the tag that keeps the old tip: the branch is never
+// replaced, since that would destroy the only copy of the remote's work.
+func TestARefusedTagPushNeverReplacesTheBranch(t *testing.T) {
+	e := newEnv(t)
+	old, accepted := olderAttempt(t, e, 58)
+	e.remote.RefuseRefs(t, "refs/tags/queen-superseded/")
+	pushes := e.remote.Pushes()
+	out, err := e.pub.Push(context.Background(), e.job(58, accepted))
+	if err == nil || IsRetryable(err) || !strings.Contains(err.Error(), "refs/tags/queen-superseded/58/"+old[:12]) {
+		t.Fatalf("error %v: want a failure naming the tag, not an outage to wait out", err)
+	}
+	if out.State != "" || out.PushedHead != "" {
+		t.Fatalf("outcome %+v: nothing was published", out)
+	}
+	if e.remote.Ref(t, "queen-58") != old || len(e.remote.Tags(t)) != 0 {
+		t.Fatalf("queen-58 at %s, tags %v: the old tip %s was not kept", e.remote.Ref(t, "queen-58"), e.remote.Tags(t), old)
+	}
+	if n := e.remote.Pushes() - pushes; n != 1 {
+		t.Fatalf("%d pushes reached the remote, want only the refused tag", n)
+	}
+	if len(e.gh.createdPRs()) != 0 {
+		t.Fatal("a PR was opened")
+	}
+
+	// The protection lifted: the old tip is kept, then replaced.
+	e.remote.RefuseRefs(t, "")
+	out, err = e.pub.Push(context.Background(), e.job(58, accepted))
+	if err != nil || out.State != StatePROpened || out.Push != StateSuperseded || e.remote.Ref(t, "refs/tags/queen-superseded/58/"+old[:12]) != old {
+		t.Fatalf("after the protection: %+v %v", out, err)
+	}
+}
