@@ -306,6 +306,22 @@ func (x *exStack) exports() map[int64]*dispatch.ExportState {
 	return out
 }
 
+// versions reads every row's version from the claims API.
+func (x *exStack) versions() map[int64]int64 {
+	x.t.Helper()
+	var list struct {
+		Claims []dispatch.View `json:"claims"`
+	}
+	if code := apiJSON(x.t, "GET", x.apiURL+"/v1/claims?limit=1000&repo="+repo, apiToken, nil, &list); code != 200 {
+		x.t.Fatalf("GET /v1/claims: %d", code)
+	}
+	out := map[int64]int64{}
+	for _, v := range list.Claims {
+		out[v.Issue] = v.Version
+	}
+	return out
+}
+
 // state is the export state of one row ("" before any attempt).
 func (x *exStack) state(issue int64) string {
 	if st := x.exports()[issue]; st != nil {
