@@ -177,3 +177,44 @@ func TestExportCredentialsNeverLeak(t *testing.T) {
 	})
 	x.checkNoLeak(w, 71, 72)
 }
+
+// A push asked for through the API with no worker running the export is
+// refused, naming QUEEN_EXPORT_URL, instead of queued to wait for nothing.
+func TestExportPushNeedsAWorkerWithTheExport(t *testing.T) {
+	t.Parallel()
+	x := newExStack(t, exOpts{sweep: "0s"})
+	x.webhook()
+	head := x.branch(81, map[string]string{"src/s81.rs": "fn a() {}\n"})
+	x.accept(81, head, nil)
+	push := func() (int, map[string]any) {
+		var out map[string]any
+		code := apiJSON(t, "POST", x.apiURL+"/v1/repos/"+repo+"/exports/81/push", apiToken, nil, &out)
+		return code, out
+	}
+	refused := func(when string) {
+		t.Helper()
+		code, out := push()
+		if code != 409 || out["field"] != "QUEEN_EXPORT_URL" || out["error"] != "QUEEN_EXPORT_URL is not set on any running worker" {
+			t.Fatalf("%s: %d %v, want 409 naming QUEEN_EXPORT_URL", when, code, out)
+		}
+	}
+	refused("no worker")
+
+	plain := map[string]string{}
+	for k, v := range x.workerEnv {
+		if !strings.HasPrefix(k, "QUEEN_EXPORT_") {
+			plain[k] = v
+		}
+	}
+	w := start(t, "worker", plain)
+	waitHTTP(t, w, "http://"+x.workerAddr+"/healthz")
+	refused("a worker without the export")
+	w.stop()
+
+	x.startWorker()
+	if code, out := push(); code != 202 {
+		t.Fatalf("with a worker running the export: %d %v, want 202", code, out)
+	}
+	x.waitStates("pr_opened", 81)
+	x.checkPublished(map[int64]string{81: head})
+}
