@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,6 +51,13 @@ type exStack struct {
 
 	workerEnv  map[string]string
 	workerAddr string
+
+	// pullsDown makes GitHub's PR list answer 502 (pullsFailed counts them).
+	pullsDown   atomic.Bool
+	pullsFailed atomic.Int64
+	// exportEcho >= 0 makes the export answer 502 with a body echoing the
+	// request's Authorization header after exportEcho filler bytes.
+	exportEcho atomic.Int64
 }
 
 type exOpts struct {
@@ -65,6 +73,7 @@ func newExStack(t *testing.T, o exOpts) *exStack {
 	x.remote = gittest.RemoteOf(x.sb.Git)
 	x.work = gittest.WorkOf(x.sb.ExportWork)
 	x.exp = gittest.ExportOf(x.sb.Export)
+	x.exportEcho.Store(-1)
 	if o.sweep == "" {
 		o.sweep = "1s"
 	}
@@ -75,9 +84,12 @@ func newExStack(t *testing.T, o exOpts) *exStack {
 			x.workerEnv[k] = v
 		}
 	}
+	exportURL := x.exp.URL
 	if o.gateway > 0 {
-		x.workerEnv["QUEEN_EXPORT_URL"] = exGateway(t, x.exp.URL, o.gateway)
+		exportURL = exGateway(t, exportURL, o.gateway)
 	}
+	x.workerEnv["QUEEN_EXPORT_URL"] = x.exportFront(exportURL)
+	x.workerEnv["GITHUB_API_URL"] = x.githubFront()
 	for k, v := range map[string]string{
 		"QUEEN_API_LISTEN":            x.workerAddr,
 		"QUEEN_BASE_BRANCH":           "master",
@@ -106,6 +118,50 @@ func exServer(t *testing.T, h http.Handler) *httptest.Server {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// githubFront passes the worker's REST calls to the sandbox's GitHub;
+// with pullsDown its PR list answers 502.
+func (x *exStack) githubFront() string {
+	target, _ := url.Parse(x.gh.URL())
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := exServer(x.t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if x.pullsDown.Load() && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/pulls") {
+			x.pullsFailed.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprint(w, `{"message":"Server Error"}`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	return srv.URL + "/"
+}
+
+// exportFront passes requests to the export at upstream, or, with
+// exportEcho set, answers 502 echoing their Authorization header as a
+// misconfigured gateway would.
+func (x *exStack) exportFront(upstream string) string {
+	target, _ := url.Parse(upstream)
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	srv := exServer(x.t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if pad := x.exportEcho.Load(); pad >= 0 {
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprintf(w, "%s upstream refused Authorization: %s\n", strings.Repeat("x", int(pad)), r.Header.Get("Authorization"))
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	return srv.URL + target.Path
+}
+
+// secrets are the credentials the worker was given or minted so far.
+func (x *exStack) secrets() []string {
+	out := []string{exToken}
+	for _, tok := range x.gh.Tokens() {
+		out = append(out, tok, base64.StdEncoding.EncodeToString([]byte("x-access-token:"+tok)))
+	}
+	return out
 }
 
 // exGateway fronts the export at upstream with a proxy that answers 504
@@ -175,6 +231,22 @@ func (x *exStack) exports() map[int64]*dispatch.ExportState {
 	out := map[int64]*dispatch.ExportState{}
 	for _, v := range list.Claims {
 		out[v.Issue] = v.Export
+	}
+	return out
+}
+
+// versions reads every row's version from the claims API.
+func (x *exStack) versions() map[int64]int64 {
+	x.t.Helper()
+	var list struct {
+		Claims []dispatch.View `json:"claims"`
+	}
+	if code := apiJSON(x.t, "GET", x.apiURL+"/v1/claims?limit=1000&repo="+repo, apiToken, nil, &list); code != 200 {
+		x.t.Fatalf("GET /v1/claims: %d", code)
+	}
+	out := map[int64]int64{}
+	for _, v := range list.Claims {
+		out[v.Issue] = v.Version
 	}
 	return out
 }

@@ -100,18 +100,29 @@ func TestExportOutageThenRecovery(t *testing.T) {
 	x.exp.Slow(time.Hour, -1) // every request outlasts the gateway: 504 Gateway Timeout
 	x.startWorker()
 
+	x.waitStates("retrying", 1, 2)
+	versions := x.versions()
 	budget := tasks.ExportPushMaxRetry + 2 // attempts that would have archived the task
 	eventually(t, exLimit, "every push to outlast its retry budget", func() bool {
 		x.runRetries()
-		all := x.exports()
 		for i := range heads {
-			if st := all[i]; st == nil || st.Attempts < budget {
+			if x.exp.Requests(fmt.Sprintf("/queen/export/%d", i)) < budget {
 				return false
 			}
 		}
 		return true
 	})
 	t.Logf("outage outlasted the budget after %s", time.Since(t0))
+	// The waiting attempts wrote nothing: a person's --version holds.
+	all := x.exports()
+	for i := range heads {
+		if st := all[i]; st.Attempts != 1 || x.versions()[i] != versions[i] {
+			t.Errorf("#%d during the outage: %+v, version %d→%d; want the first attempt recorded only", i, st, versions[i], x.versions()[i])
+		}
+	}
+	if code, out, errOut := x.ctl("claims", "keep", repo+"#1", "--reason", "wanted", "--version", itoa(versions[1])); code != 0 {
+		t.Errorf("claims keep --version %d during the outage: exit %d, %s%s", versions[1], code, out, errOut)
+	}
 	if a := x.archived(); len(a) != 0 {
 		t.Fatalf("%d tasks archived during the outage: %s", len(a), a[0].LastErr)
 	}

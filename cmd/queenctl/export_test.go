@@ -12,6 +12,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/tasks"
@@ -30,8 +31,12 @@ func exportServer(t *testing.T) (*ledger.Ledger, *asynq.Inspector) {
 	srv := redistest.Start(t)
 	l := ledger.New(srv.Client(), ledger.Options{Now: now})
 	insp := asynq.NewInspectorFromRedisClient(srv.Client())
+	workers := export.Workers{RDB: srv.Client()}
+	if err := workers.Announce(context.Background(), "test-worker"); err != nil {
+		t.Fatal(err)
+	}
 	h, err := api.New(api.Config{Ledger: l, Token: claimsToken, Now: now,
-		Enqueuer: tasks.NewEnqueuer(asynq.NewClientFromRedisClient(srv.Client()), insp)})
+		Enqueuer: tasks.NewEnqueuer(asynq.NewClientFromRedisClient(srv.Client()), insp), ExportWorkers: workers})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,9 @@ type Config struct {
 	// Enqueuer stores the export:push tasks a person asks for; nil answers
 	// those requests 503 "export push not configured".
 	Enqueuer Enqueuer
+	// ExportWorkers says whether a worker runs the export (required with
+	// Enqueuer); *export.Workers is one.
+	ExportWorkers ExportWorkers
 }
 
 // Enqueuer stores a task, treating an existing task id as success;
@@ -60,6 +63,7 @@ type server struct {
 	reviewFirst bool
 	now         func() time.Time
 	enqueuer    Enqueuer
+	exporters   ExportWorkers
 	log         *slog.Logger
 	requests    *prometheus.CounterVec
 	routes      []route
@@ -72,6 +76,8 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, errors.New("api: Config.Token is empty")
 	case cfg.Ledger == nil:
 		return nil, errors.New("api: Config.Ledger is nil")
+	case cfg.Enqueuer != nil && cfg.ExportWorkers == nil:
+		return nil, errors.New("api: Config.ExportWorkers is nil while Enqueuer is set")
 	}
 	s := &server{
 		ledger:      cfg.Ledger,
@@ -79,6 +85,7 @@ func New(cfg Config) (http.Handler, error) {
 		reviewFirst: cfg.ReviewFirst,
 		now:         cfg.Now,
 		enqueuer:    cfg.Enqueuer,
+		exporters:   cfg.ExportWorkers,
 		log:         cfg.Logger,
 	}
 	if s.now == nil {

@@ -21,6 +21,12 @@ type ExportPush struct {
 	AlreadyEnqueued bool   `json:"already_enqueued"`
 }
 
+// ExportWorkers reports whether a worker with the export on is running; an
+// error means unknown.
+type ExportWorkers interface {
+	Running(ctx context.Context) (bool, error)
+}
+
 // exportPush enqueues export:push for one row now, without waiting for the
 // next export:sweep. The worker re-reads the row and applies every check.
 func (s *server) exportPush(ctx context.Context, w *responseWriter, r *request) error {
@@ -56,6 +62,16 @@ func (s *server) exportPush(ctx context.Context, w *responseWriter, r *request) 
 	case rec.JudgedHead == nil || !dispatch.ValidHead(*rec.JudgedHead):
 		return &apiError{code: http.StatusConflict, msg: fmt.Sprintf(
 			"%s is accepted but its judged_head is not 40 lowercase hex: nothing to push", rec.Key())}
+	}
+	// The export's settings live in the workers: with none running with
+	// them, a queued push would only wait.
+	running, err := s.exporters.Running(ctx)
+	if err != nil {
+		w.err = err
+		return &apiError{code: http.StatusServiceUnavailable, msg: "the task queue is unavailable; retry"}
+	}
+	if !running {
+		return &apiError{code: http.StatusConflict, msg: "QUEEN_EXPORT_URL is not set on any running worker", field: "QUEEN_EXPORT_URL"}
 	}
 	p := tasks.ExportPushPayload{Repo: r.repo, Issue: r.issue, Head: *rec.JudgedHead, DryRun: dryRun, Manual: true}
 	t, err := tasks.NewExportPush(p)

@@ -7,7 +7,9 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
@@ -151,4 +153,38 @@ func TestClaimViewCarriesTheExportState(t *testing.T) {
 		t.Fatalf("list: %v", list)
 	}
 	check("GET list", list.Claims[0]["export"])
+}
+
+// The export runs in the workers: with none running with QUEEN_EXPORT_URL
+// a push request is refused, naming the variable, and nothing is queued.
+func TestExportPushWithoutAnExportWorker(t *testing.T) {
+	e := newEnv(t, envOpts{enqueue: true, noExportWorker: true})
+	e.put(t, "hive/t27", 9200, acceptedAtHead)
+	const route = "/v1/repos/hive/t27/exports/9200/push"
+	m := e.req(t, "POST", route, "").mustCode(t, 409, "QUEEN_EXPORT_URL")
+	if m["error"] != "QUEEN_EXPORT_URL is not set on any running worker" {
+		t.Fatalf("answer %v", m)
+	}
+	if q := e.queued(t); len(q) != 0 {
+		t.Fatalf("queued %v with no worker to run it", q)
+	}
+	// A worker with the export starts.
+	if err := (export.Workers{RDB: e.redis.Client()}).Announce(context.Background(), "worker-1"); err != nil {
+		t.Fatal(err)
+	}
+	e.req(t, "POST", route, "").mustCode(t, 202, "")
+	if q := e.queued(t); len(q) != 1 {
+		t.Fatalf("queue %v, want the push", q)
+	}
+	// Redis cannot say: unavailable, not a decision.
+	e.redis.Stop()
+	e.req(t, "POST", route, "").mustCode(t, 503, "")
+}
+
+func TestNewNeedsExportWorkersWithAnEnqueuer(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	_, err := api.New(api.Config{Ledger: e.ledger, Token: token, Enqueuer: tasks.NewEnqueuer(nil, nil)})
+	if err == nil || !strings.Contains(err.Error(), "ExportWorkers") {
+		t.Fatalf("New with an Enqueuer and no ExportWorkers: %v", err)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/tasks"
@@ -41,6 +42,9 @@ type envOpts struct {
 	reviewFirst bool
 	ledger      ledger.Options
 	enqueue     bool // give the API a task enqueuer over the same Redis
+	// noExportWorker: with enqueue, no worker has announced the export
+	// (by default one has).
+	noExportWorker bool
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -58,6 +62,12 @@ func newEnv(t *testing.T, o envOpts) *env {
 		client := asynq.NewClientFromRedisClient(srv.Client())
 		e.insp = asynq.NewInspectorFromRedisClient(srv.Client())
 		cfg.Enqueuer = tasks.NewEnqueuer(client, e.insp)
+		cfg.ExportWorkers = export.Workers{RDB: srv.Client()}
+		if !o.noExportWorker {
+			if err := (export.Workers{RDB: srv.Client()}).Announce(context.Background(), "test-worker"); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	h, err := api.New(cfg)
 	if err != nil {

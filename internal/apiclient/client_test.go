@@ -15,6 +15,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/apiclient"
+	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/tasks"
@@ -178,8 +179,12 @@ func TestClientExportPush(t *testing.T) {
 	srv := redistest.Start(t)
 	l := ledger.New(srv.Client(), ledger.Options{Now: now})
 	insp := asynq.NewInspectorFromRedisClient(srv.Client())
+	workers := export.Workers{RDB: srv.Client()}
+	if err := workers.Announce(context.Background(), "test-worker"); err != nil {
+		t.Fatal(err)
+	}
 	h, err := api.New(api.Config{Ledger: l, Token: token, Now: now,
-		Enqueuer: tasks.NewEnqueuer(asynq.NewClientFromRedisClient(srv.Client()), insp)})
+		Enqueuer: tasks.NewEnqueuer(asynq.NewClientFromRedisClient(srv.Client()), insp), ExportWorkers: workers})
 	if err != nil {
 		t.Fatal(err)
 	}

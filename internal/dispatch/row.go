@@ -70,6 +70,16 @@ type ExportState struct {
 	// Version is the row version this state was written at: a refusal
 	// stands, and is not tried again, until the row moves past it.
 	Version int64 `json:"version,omitempty"`
+	// At is when a failed attempt was recorded: the export sweep tries the
+	// row again only after a backoff from it. Unset in every other state.
+	At *time.Time `json:"at,omitempty"`
+}
+
+// Same reports whether o records the same outcome as s: the state, the
+// head pushed, the PR and the refusal. The attempts, the last error, the
+// version and the time are the bookkeeping of an attempt, not its outcome.
+func (s ExportState) Same(o ExportState) bool {
+	return s.State == o.State && s.PushedHead == o.PushedHead && s.PRNumber == o.PRNumber && s.Refusal == o.Refusal
 }
 
 // Rule names as recorded in FreeRecord.Rule and the audit.
@@ -97,6 +107,15 @@ func (r *Row) ReviewWord() string {
 		return ""
 	}
 	return *r.ReviewState
+}
+
+// SameDispatch reports whether o is the dispatch r is: a different
+// dispatched_at is a new dispatch, which starts fresh (see ResetRecorded).
+func (r *Row) SameDispatch(o *Row) bool {
+	if r.DispatchedAt == nil || o.DispatchedAt == nil {
+		return r.DispatchedAt == nil && o.DispatchedAt == nil
+	}
+	return r.DispatchedAt.Equal(*o.DispatchedAt)
 }
 
 // ResetRecorded drops what queen-app recorded for an earlier attempt: a new

@@ -50,11 +50,12 @@ type PRs struct {
 // Any reports whether the branch has a pull request in any state.
 func (p PRs) Any() bool { return p.Open+p.Merged+p.Closed > 0 || len(p.Numbers) > 0 }
 
-// Facts are what the checks read. Facts gathered in stages: a check whose
-// input is not known yet passes, so Check can run after each stage and
-// answer the first refusal in order.
+// Facts are what the checks read. The GitHub facts are read before any
+// check runs (a read that failed is an outage, never a Facts); the git
+// facts come in stages: a check whose input is not known yet passes, so
+// Check can run after each stage and answer the first refusal in order.
 type Facts struct {
-	PRs        *PRs // nil: the PR list could not be read
+	PRs        PRs
 	IssueOpen  bool
 	Verdict    string
 	JudgedHead string
@@ -75,8 +76,8 @@ type Diff struct {
 // diff, a workflow path, too large, conflicts with the base, a write outside
 // the Boundary.
 func Check(f Facts) *Refusal {
-	if f.PRs != nil && f.PRs.Any() {
-		return &Refusal{KindHasPR, fmt.Sprintf("the branch already has a pull request (%s)", prList(*f.PRs))}
+	if f.PRs.Any() {
+		return &Refusal{KindHasPR, fmt.Sprintf("the branch already has a pull request (%s)", prList(f.PRs))}
 	}
 	if !f.IssueOpen {
 		return &Refusal{KindIssueNotOpen, "the issue is not open"}
@@ -225,14 +226,13 @@ func Title(issueTitle string, issue int64) string {
 
 // MaySupersede decides whether a remote tip that is not an ancestor of the
 // exported head may be replaced (reference/export.md §3 step 10): the
-// exported head is the accepted one, no PR is open (an unread list counts as
-// open) and the exported commit is strictly newer than the remote tip.
-func MaySupersede(accepted bool, prs *PRs, exportTime, tipTime int64) (bool, string) {
+// exported head is the accepted one, no PR is open and the exported commit
+// is strictly newer than the remote tip. prs is a list that was read: an
+// unread one never gets this far.
+func MaySupersede(accepted bool, prs PRs, exportTime, tipTime int64) (bool, string) {
 	switch {
 	case !accepted:
 		return false, "the exported head is not the accepted head"
-	case prs == nil:
-		return false, "the branch's pull requests could not be read, so one may be open"
 	case prs.Open > 0:
 		return false, "a pull request is open on the branch"
 	case exportTime <= tipTime:

@@ -42,7 +42,7 @@ func TestRefusalsComeInThePublishersOrder(t *testing.T) {
 	judged := strings.Repeat("b", 40)
 	// Everything wrong at once; fixing each in turn reveals the next.
 	f := Facts{
-		PRs:        &PRs{Closed: 1, Numbers: []int{9}},
+		PRs:        PRs{Closed: 1, Numbers: []int{9}},
 		IssueOpen:  false,
 		Verdict:    "sendBack",
 		JudgedHead: judged,
@@ -53,7 +53,7 @@ func TestRefusalsComeInThePublishersOrder(t *testing.T) {
 		kind string
 		fix  func()
 	}{
-		{KindHasPR, func() { f.PRs = &PRs{} }},
+		{KindHasPR, func() { f.PRs = PRs{} }},
 		{KindIssueNotOpen, func() { f.IssueOpen = true }},
 		{KindNotAccepted, func() { f.Verdict = "accept"; f.Head = judged }},
 		{KindNoCommits, func() { f.Diff.Commits = 21 }},
@@ -76,9 +76,9 @@ func TestRefusalsComeInThePublishersOrder(t *testing.T) {
 
 func TestChecksWaitForTheirFacts(t *testing.T) {
 	judged := strings.Repeat("c", 40)
-	f := Facts{PRs: nil, IssueOpen: true, Verdict: "accept", JudgedHead: judged}
+	f := Facts{IssueOpen: true, Verdict: "accept", JudgedHead: judged}
 	if r := Check(f); r != nil {
-		t.Fatalf("an unread PR list or diff refused: %+v", r)
+		t.Fatalf("a diff not read yet refused: %+v", r)
 	}
 	f.Head = strings.Repeat("d", 40)
 	if r := Check(f); r == nil || r.Kind != KindNotAccepted || r.Reason != "accepted at cccccccccccc, but the export has dddddddddddd" {
@@ -126,10 +126,10 @@ func TestTitleIsCutTo120Characters(t *testing.T) {
 }
 
 func TestMaySupersede(t *testing.T) {
-	none := &PRs{Closed: 2}
+	none := PRs{Closed: 2}
 	cases := []struct {
 		accepted bool
-		prs      *PRs
+		prs      PRs
 		exp, tip int64
 		want     bool
 	}{
@@ -137,8 +137,7 @@ func TestMaySupersede(t *testing.T) {
 		{true, none, 100, 100, false}, // strictly newer only
 		{true, none, 100, 200, false},
 		{false, none, 200, 100, false},
-		{true, nil, 200, 100, false}, // unknown counts as open
-		{true, &PRs{Open: 1}, 200, 100, false},
+		{true, PRs{Open: 1}, 200, 100, false},
 	}
 	for _, c := range cases {
 		if ok, why := MaySupersede(c.accepted, c.prs, c.exp, c.tip); ok != c.want || (!ok && why == "") {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queen-app/queen-app/internal/redact"
 )
 
 // Defaults of a Client. The listing is computed live by the export (three
@@ -24,6 +26,15 @@ const (
 	DefaultBackoff       = time.Second
 	DefaultMaxBackoff    = 15 * time.Second
 	DefaultMaxBody       = 128 << 20
+)
+
+// Error text kept from an answer. The body read is long enough to hold a
+// credential it echoes whole, so the credential is scrubbed before the text
+// is cut (an export body cut at byte 200 first once leaked 32 characters of
+// the token); what is kept is at most MaxErrorText bytes on one line.
+const (
+	errorBodyLimit = 8 << 10
+	MaxErrorText   = 300
 )
 
 // Client reads the export API: GET {base} (the listing) and GET {base}/{issue}
@@ -196,7 +207,7 @@ func (c *Client) once(ctx context.Context, path string, timeout time.Duration, i
 	defer resp.Body.Close()
 	body := io.LimitReader(resp.Body, c.MaxBody+1)
 	if resp.StatusCode != http.StatusOK {
-		snippet, _ := io.ReadAll(io.LimitReader(body, 200))
+		snippet, _ := io.ReadAll(io.LimitReader(body, errorBodyLimit))
 		e := &Error{Op: op, Status: resp.StatusCode}
 		switch {
 		case resp.StatusCode == http.StatusNotFound:
@@ -208,7 +219,7 @@ func (c *Client) once(ctx context.Context, path string, timeout time.Duration, i
 			e.Retryable = true
 		}
 		if e.Err == nil {
-			if msg := oneLine(scrub(string(snippet), c.token)); msg != "" {
+			if msg := redact.Line(string(snippet), MaxErrorText, c.token); msg != "" {
 				e.Err = errors.New(msg)
 			}
 		}
@@ -240,17 +251,5 @@ func (c *Client) transportError(ctx context.Context, op string, timeout time.Dur
 	if ctx.Err() == context.Canceled {
 		return &Error{Op: op, Retryable: true, Err: context.Canceled}
 	}
-	return &Error{Op: op, Retryable: true, Err: errors.New(scrub(err.Error(), c.token))}
-}
-
-// oneLine is the first line of s, trimmed and capped, for error text.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
+	return &Error{Op: op, Retryable: true, Err: errors.New(redact.String(err.Error(), c.token))}
 }

@@ -3,9 +3,11 @@ package export
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -130,6 +132,37 @@ func TestNewClientRefusesBadURLs(t *testing.T) {
 	for _, u := range []string{"", "ftp://x/y", "/queen/export", "https://user:pw@host/queen/export"} {
 		if _, err := NewClient(u, "t", nil); err == nil {
 			t.Fatalf("%q accepted", u)
+		}
+	}
+}
+
+// The export's error body echoes the Authorization header at any offset,
+// past the cut included: no piece of the token survives in the error.
+func TestAnEchoedExportTokenNeverLeaksWhereverItIsCut(t *testing.T) {
+	var pad atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+		fmt.Fprintf(w, "%s Authorization: %s was refused by the gateway; %s\n",
+			strings.Repeat("x", int(pad.Load())), r.Header.Get("Authorization"), strings.Repeat("y", 300))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := NewClient(srv.URL+"/queen/export", exportToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Retries = 0
+	for p := 0; p <= 5000; p += 7 {
+		pad.Store(int64(p))
+		_, err := c.Bundle(context.Background(), 3)
+		mustRetryable(t, err)
+		if !strings.HasPrefix(err.Error(), "GET /queen/export/3: status 502") {
+			t.Fatalf("error %q", err)
+		}
+		if l := leak(err.Error(), exportToken); l != "" {
+			t.Fatalf("padding %d: error %q holds %q of the token", p, err, l)
+		}
+		if p < 150 && !strings.Contains(err.Error(), "Authorization: Bearer ***") {
+			t.Fatalf("padding %d: error %q: want the echo kept readable, the token masked", p, err)
 		}
 	}
 }

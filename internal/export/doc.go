@@ -5,6 +5,7 @@
 // (shared/reference/export.md §§1, 3, 4 and 9).
 //
 // The asynq tasks that call it live elsewhere; this package holds no queue
-// and records nothing itself: Publisher.Push returns an Outcome for the
-// caller to record.
+// and records nothing on a row itself: Publisher.Push returns an Outcome
+// for the caller to record. Its one Redis key is Workers', which tells the
+// API whether any worker runs the export.
 package export

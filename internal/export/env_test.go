@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/gittest"
+	"github.com/queen-app/queen-app/internal/redact"
 	"github.com/queen-app/queen-app/internal/testkit"
 )
 
@@ -28,18 +29,28 @@ type fakeGitHub struct {
 	t      testing.TB
 	remote *gittest.Remote
 
-	mu      sync.Mutex
-	prs     map[string]PRs
-	prErr   error
-	closed  map[int64]bool
-	titles  map[int64]string
-	created []NewPR
-	nextPR  int
+	mu       sync.Mutex
+	prs      map[string]PRs
+	prErr    error
+	headErr  error
+	issueErr error
+	// onCreate runs in CreatePR, under the lock; an error it returns is CreatePR's.
+	onCreate func(g *fakeGitHub) error
+	closed   map[int64]bool
+	titles   map[int64]string
+	created  []NewPR
+	nextPR   int
 }
 
 func (g *fakeGitHub) BranchHead(_ context.Context, repo, branch string) (string, error) {
 	if repo != g.remote.Repo {
 		return "", fmt.Errorf("no repo %s", repo)
+	}
+	g.mu.Lock()
+	err := g.headErr
+	g.mu.Unlock()
+	if err != nil {
+		return "", err
 	}
 	return g.remote.Ref(g.t, branch), nil
 }
@@ -56,12 +67,20 @@ func (g *fakeGitHub) BranchPRs(_ context.Context, _, branch string) (PRs, error)
 func (g *fakeGitHub) Issue(_ context.Context, _ string, n int64) (IssueInfo, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.issueErr != nil {
+		return IssueInfo{}, g.issueErr
+	}
 	return IssueInfo{Open: !g.closed[n], Title: g.titles[n]}, nil
 }
 
 func (g *fakeGitHub) CreatePR(_ context.Context, _ string, pr NewPR) (int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.onCreate != nil {
+		if err := g.onCreate(g); err != nil {
+			return 0, err
+		}
+	}
 	if p := g.prs[pr.Head]; p.Open > 0 {
 		return 0, fmt.Errorf("422 validation failed: %w", ErrPRExists)
 	}
@@ -73,6 +92,13 @@ func (g *fakeGitHub) CreatePR(_ context.Context, _ string, pr NewPR) (int, error
 	g.created = append(g.created, pr)
 	g.prs[pr.Head] = PRs{Open: 1, Numbers: []int{n}}
 	return n, nil
+}
+
+// set changes the fake under its lock.
+func (g *fakeGitHub) set(fn func(g *fakeGitHub)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	fn(g)
 }
 
 func (g *fakeGitHub) createdPRs() []NewPR {
@@ -135,6 +161,14 @@ func (e *env) job(issue int64, judged string, owned ...string) Job {
 	return Job{Repo: e.remote.Repo, Issue: issue, Verdict: "accept", JudgedHead: judged, OwnedPaths: owned}
 }
 
+// cloned reports whether the publisher made its cached clone of the
+// repository: any git work at all does.
+func (e *env) cloned(t testing.TB) bool {
+	t.Helper()
+	_, err := os.Stat(filepath.Join(e.cache, filepath.FromSlash(e.remote.Repo)+".git"))
+	return err == nil
+}
+
 // importRefs lists the private refs left in the cache for repo.
 func (e *env) importRefs(t testing.TB) string {
 	t.Helper()
@@ -162,3 +196,19 @@ func mustRetryable(t testing.TB, err error) {
 }
 
 var errUnread = errors.New("502 from GitHub")
+
+// leak is the longest start or end (at least redact.MinPart long) of a
+// secret that s holds, or "": what a copy cut before it was scrubbed leaves.
+func leak(s string, secrets ...string) string {
+	for _, sec := range secrets {
+		for n := len(sec); n >= redact.MinPart; n-- {
+			if strings.Contains(s, sec[:n]) {
+				return sec[:n]
+			}
+			if strings.Contains(s, sec[len(sec)-n:]) {
+				return sec[len(sec)-n:]
+			}
+		}
+	}
+	return ""
+}

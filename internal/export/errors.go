@@ -65,13 +65,3 @@ func IsRetryable(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
-
-// scrub removes every secret from s.
-func scrub(s string, secrets ...string) string {
-	for _, v := range secrets {
-		if v != "" {
-			s = strings.ReplaceAll(s, v, "***")
-		}
-	}
-	return s
-}

@@ -14,8 +14,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/queen-app/queen-app/internal/ghrepo"
+	"github.com/queen-app/queen-app/internal/redact"
 )
 
 // DefaultGitTimeout bounds one git command.
@@ -173,11 +175,16 @@ func (r *repo) run(ctx context.Context, remote bool, stdin string, args ...strin
 		cmd.Stdin = strings.NewReader(stdin)
 	}
 	err := cmd.Run()
-	if err == nil {
+	if err == nil && !remote {
 		return stdout.String(), stderr.String(), nil
 	}
+	// What a remote answered, git prints: scrubbed whole, before any cut.
+	outText, errText := r.scrub(stdout.String()), r.scrub(stderr.String())
+	if err == nil {
+		return outText, errText, nil
+	}
 	op := "git " + args[0]
-	ge := &gitError{exitCode: -1, stderr: r.scrub(lastLines(stderr.String()))}
+	ge := &gitError{exitCode: -1, stderr: lastLines(errText)}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		ge.exitCode = ee.ExitCode()
@@ -185,11 +192,13 @@ func (r *repo) run(ctx context.Context, remote bool, stdin string, args ...strin
 	if ctx.Err() != nil {
 		ge.timedOut = true
 	}
-	return r.scrub(stdout.String()), r.scrub(stderr.String()), &Error{Op: op, Retryable: true, Err: ge}
+	return outText, errText, &Error{Op: op, Retryable: true, Err: ge}
 }
 
+// scrub removes the credential from git's output: the token, the header
+// carrying it and its base64, whole or cut, and any credential's shape.
 func (r *repo) scrub(s string) string {
-	return scrub(s, r.token, r.header, strings.TrimPrefix(r.header, "Basic "))
+	return redact.String(s, r.token, r.header, strings.TrimPrefix(r.header, "Basic "))
 }
 
 // env is the whole environment of a git command: nothing inherited but
@@ -219,15 +228,23 @@ func (r *repo) env(remote bool) []string {
 	return env
 }
 
-// lastLines keeps the end of git's stderr, where the reason is, on one line.
+// maxGitText caps the end of git's stderr kept in an error.
+const maxGitText = 400
+
+// lastLines keeps the end of git's stderr, where the reason is, on one
+// line. It cuts: give it text already scrubbed.
 func lastLines(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	if len(lines) > 3 {
 		lines = lines[len(lines)-3:]
 	}
 	out := strings.Join(lines, " | ")
-	if len(out) > 400 {
-		out = out[len(out)-400:]
+	if len(out) > maxGitText {
+		i := len(out) - maxGitText
+		for i < len(out) && !utf8.RuneStart(out[i]) {
+			i++
+		}
+		out = out[i:]
 	}
 	return out
 }
@@ -338,7 +355,7 @@ func conflictNote(out, stderr string) string {
 		}
 		return strings.Join(files, ", ")
 	}
-	if s := oneLine(lastLines(stderr)); s != "" {
+	if s := redact.Line(lastLines(stderr), MaxErrorText); s != "" {
 		return s
 	}
 	return "git merge-tree could not merge"

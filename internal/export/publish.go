@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -141,20 +142,21 @@ func (p *Publisher) Push(ctx context.Context, job Job) (Outcome, error) {
 	branch := job.Branch()
 	log := p.logger().With("repo", job.Repo, "issue", job.Issue, "branch", branch)
 
+	// Every GitHub read comes before any git work: one that failed is an
+	// outage and decides nothing, neither a refusal nor a push.
 	remoteHead, err := p.GitHub.BranchHead(ctx, job.Repo, branch)
 	if err != nil {
 		return Outcome{}, readError("github BranchHead", err)
 	}
-	f := Facts{Verdict: job.Verdict, JudgedHead: job.JudgedHead, OwnedPaths: job.OwnedPaths}
-	prs, prErr := p.GitHub.BranchPRs(ctx, job.Repo, branch)
-	if prErr == nil {
-		f.PRs = &prs
+	prs, err := p.GitHub.BranchPRs(ctx, job.Repo, branch)
+	if err != nil {
+		return Outcome{}, readError("github BranchPRs", err)
 	}
 	issue, err := p.GitHub.Issue(ctx, job.Repo, job.Issue)
 	if err != nil {
 		return Outcome{}, readError("github Issue", err)
 	}
-	f.IssueOpen = issue.Open
+	f := Facts{PRs: prs, IssueOpen: issue.Open, Verdict: job.Verdict, JudgedHead: job.JudgedHead, OwnedPaths: job.OwnedPaths}
 	if r := Check(f); r != nil {
 		return p.refused(log, job, r, prs), nil
 	}
@@ -188,10 +190,6 @@ func (p *Publisher) Push(ctx context.Context, job Job) (Outcome, error) {
 	}
 	if out.PushedHead != "" {
 		log.Info("export pushed", "state", out.Push, "head", out.PushedHead, "superseded", out.Superseded)
-	}
-	if f.PRs == nil {
-		return out, &Error{Op: "github BranchPRs", Retryable: true,
-			Err: fmt.Errorf("the branch's pull requests are unknown, so none is opened yet: %w", prErr)}
 	}
 	n, err := p.openPR(ctx, job, issue.Title, out.Head, bundle)
 	if err != nil {
@@ -291,7 +289,10 @@ func (p *Publisher) supersede(ctx context.Context, r *repo, job Job, head string
 		return Outcome{}, err
 	}
 	if !res.ok && !alreadyExists(res.reason) {
-		return Outcome{}, &Error{Op: "git push", Retryable: true, Err: fmt.Errorf("keeping %s as %s: %s", short(tip), tag, res.reason)}
+		// Without the tag the branch is the only copy of that work: never
+		// replace it. A remote that declines the tag will not change its
+		// mind on a retry; a person has to look.
+		return Outcome{}, &Error{Op: "git push", Err: fmt.Errorf("keeping %s as %s: %s", short(tip), tag, res.reason)}
 	}
 	res, err = r.push(ctx, r.ref(branch)+":refs/heads/"+branch, "--force-with-lease=refs/heads/"+branch+":"+tip)
 	if err != nil {
@@ -357,16 +358,28 @@ func (p *Publisher) openPR(ctx context.Context, job Job, title, head string, bun
 	pr := NewPR{Base: p.base(), Head: job.Branch(), Title: Title(title, job.Issue), Body: body}
 	n, err := p.GitHub.CreatePR(ctx, job.Repo, pr)
 	if errors.Is(err, ErrPRExists) {
-		prs, rerr := p.GitHub.BranchPRs(ctx, job.Repo, job.Branch())
-		if rerr != nil || len(prs.Numbers) == 0 {
-			return 0, nil
-		}
-		return prs.Numbers[0], nil
+		return p.existingPR(ctx, job)
 	}
 	if err != nil {
 		return 0, readError("github CreatePR", err)
 	}
 	return n, nil
+}
+
+// existingPR is the number of the open PR GitHub says the branch has. A
+// list that failed, or that shows none open yet (GitHub's lists lag its
+// writes), is an outage: the PR's number is never guessed.
+func (p *Publisher) existingPR(ctx context.Context, job Job) (int, error) {
+	prs, err := p.GitHub.BranchPRs(ctx, job.Repo, job.Branch())
+	if err != nil {
+		return 0, readError("github BranchPRs", err)
+	}
+	if prs.Open == 0 || len(prs.Numbers) == 0 {
+		return 0, &Error{Op: "github BranchPRs", Retryable: true,
+			Err: fmt.Errorf("GitHub says %s has a pull request, but none is listed open yet", job.Branch())}
+	}
+	// Before CreatePR the branch had none: the newest is the one opened meanwhile.
+	return slices.Max(prs.Numbers), nil
 }
 
 func (p *Publisher) refused(log *slog.Logger, job Job, r *Refusal, prs PRs) Outcome {

@@ -289,38 +289,51 @@ func TestARemoteWithAnOpenPRIsLeftAlone(t *testing.T) {
 	}
 }
 
-func TestAnUnreadPRListNeverSupersedes(t *testing.T) {
-	e := newEnv(t)
-	old, accepted := olderAttempt(t, e, 53)
-	e.gh.prErr = errUnread
-	out, err := e.pub.Push(context.Background(), e.job(53, accepted))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.State != StateRefused || out.Refusal.Kind != KindNotFastForward || !strings.Contains(out.Refusal.Reason, "could not be read") {
-		t.Fatalf("outcome %+v %+v", out, out.Refusal)
-	}
-	if e.remote.Ref(t, "queen-53") != old || len(e.remote.Tags(t)) != 0 {
-		t.Fatal("replaced a branch whose PRs are unknown")
-	}
-}
+// A GitHub read that failed is an outage: it decides nothing, so it comes
+// back as a retryable error before any git work (no clone, no bundle, no
+// push, no PR), whether the remote tip could be fast-forwarded or not.
+func TestAFailedGitHubReadIsAnOutageBeforeAnyGitWork(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		older  bool // the remote has an older attempt that is not an ancestor
+		op     string
+		breaks func(g *fakeGitHub)
+	}{
+		{"PR list, remote tip not an ancestor", true, "github BranchPRs", func(g *fakeGitHub) { g.prErr = errUnread }},
+		{"PR list, fast-forward", false, "github BranchPRs", func(g *fakeGitHub) { g.prErr = errUnread }},
+		{"branch head", true, "github BranchHead", func(g *fakeGitHub) { g.headErr = errUnread }},
+		{"issue", false, "github Issue", func(g *fakeGitHub) { g.issueErr = errUnread }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			var old, head string
+			if c.older {
+				old, head = olderAttempt(t, e, 53)
+			} else {
+				head = e.branch(t, 53, map[string]string{"a.txt": "a\n"})
+			}
+			e.gh.set(c.breaks)
+			pushes := e.remote.Pushes()
+			out, err := e.pub.Push(context.Background(), e.job(53, head))
+			mustRetryable(t, err)
+			if !strings.HasPrefix(err.Error(), c.op) {
+				t.Fatalf("error %q, want it to name %s", err, c.op)
+			}
+			if out.State != "" || out.Refusal != nil {
+				t.Fatalf("outcome %+v: a failed read decided something", out)
+			}
+			if e.cloned(t) || e.export.Requests("/queen/export/53") != 0 || e.remote.Pushes() != pushes ||
+				e.remote.Ref(t, "queen-53") != old || len(e.remote.Tags(t)) != 0 || len(e.gh.createdPRs()) != 0 {
+				t.Fatal("git work was done on a failed read")
+			}
 
-func TestAnUnreadPRListPushesAFastForwardButOpensNoPR(t *testing.T) {
-	e := newEnv(t)
-	head := e.branch(t, 54, map[string]string{"a.txt": "a\n"})
-	e.gh.prErr = errUnread
-	out, err := e.pub.Push(context.Background(), e.job(54, head))
-	mustRetryable(t, err)
-	if out.State != StatePushed || e.remote.Ref(t, "queen-54") != head || len(e.gh.createdPRs()) != 0 {
-		t.Fatalf("outcome %+v, PRs %d", out, len(e.gh.createdPRs()))
-	}
-	// Once the list reads, the retry finds the branch at head and opens the PR.
-	e.gh.mu.Lock()
-	e.gh.prErr = nil
-	e.gh.mu.Unlock()
-	out, err = e.pub.Push(context.Background(), e.job(54, head))
-	if err != nil || out.State != StatePROpened || out.Push != StateAlready {
-		t.Fatalf("retry: %+v %v", out, err)
+			// The read recovers: the retry publishes.
+			e.gh.set(func(g *fakeGitHub) { g.prErr, g.headErr, g.issueErr = nil, nil, nil })
+			out, err = e.pub.Push(context.Background(), e.job(53, head))
+			if err != nil || out.State != StatePROpened || e.remote.Ref(t, "queen-53") != head {
+				t.Fatalf("after recovery: %+v %v", out, err)
+			}
+		})
 	}
 }
 
@@ -507,5 +520,112 @@ func TestAKilledTasksPrivateRefsAreClearedByTheNext(t *testing.T) {
 	}
 	if refs := e.importRefs(t); refs != "" {
 		t.Fatalf("private refs left after the next task: %s", refs)
+	}
+}
+
+// GitHub answers that a PR already exists (one opened meanwhile): its
+// number comes from a fresh read of the list. A read that fails, or one
+// that shows no open PR yet, is an outage: never pr_opened with PR #0.
+func TestAnExistingPRIsLookedUpNeverRecordedAsZero(t *testing.T) {
+	exists := fmt.Errorf("422 validation failed: %w", ErrPRExists)
+	for _, c := range []struct {
+		name   string
+		listed func(g *fakeGitHub) // what the list shows after the 422
+		want   int                 // 0: a retryable error
+	}{
+		{"lookup fails", func(g *fakeGitHub) { g.prErr = errUnread }, 0},
+		{"lookup shows none open yet", func(g *fakeGitHub) {}, 0},
+		{"lookup finds it", func(g *fakeGitHub) { g.prs["queen-56"] = PRs{Open: 1, Numbers: []int{88}} }, 88},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			head := e.branch(t, 56, map[string]string{"a.txt": "a\n"})
+			e.gh.onCreate = func(g *fakeGitHub) error {
+				g.onCreate = nil
+				c.listed(g)
+				return exists
+			}
+			out, err := e.pub.Push(context.Background(), e.job(56, head))
+			if c.want == 0 {
+				mustRetryable(t, err)
+				if out.State == StatePROpened || out.PRNumber != 0 {
+					t.Fatalf("outcome %+v: recorded as opened without its number", out)
+				}
+				if out.State != StatePushed || e.remote.Ref(t, "queen-56") != head {
+					t.Fatalf("outcome %+v: the push that happened is still reported", out)
+				}
+				return
+			}
+			if err != nil || out.State != StatePROpened || out.PRNumber != c.want {
+				t.Fatalf("outcome %+v %v, want pr_opened #%d", out, err, c.want)
+			}
+		})
+	}
+}
+
+// git prints what a remote answered on its stderr: here a remote that
+// quotes the credential it was sent. Wherever git's output is cut, no
+// piece of the token or of the header carrying it reaches the error.
+func TestGitsStderrNeverCarriesTheCredential(t *testing.T) {
+	e := newEnv(t)
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + gitToken))
+	ctx := context.Background()
+	for pad := 0; pad <= 480; pad += 6 {
+		e.remote.EchoCredential(pad)
+		r, release, err := e.pub.Git.open(ctx, e.remote.Repo, gitToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ferr := r.fetch(ctx, "+refs/heads/master:"+r.ref("master"))
+		release()
+		mustRetryable(t, ferr)
+		msg := ferr.Error()
+		if !strings.HasPrefix(msg, "git fetch") || !strings.Contains(msg, "403") {
+			t.Fatalf("error %q: want git's reason kept", msg)
+		}
+		if l := leak(msg, gitToken, basic); l != "" {
+			t.Fatalf("padding %d: error %q holds %q of the credential", pad, msg, l)
+		}
+	}
+
+	// Through the publisher, and its logs, too.
+	e.remote.EchoCredential(120)
+	head := e.branch(t, 57, map[string]string{"a.txt": "a\n"})
+	_, err := e.pub.Push(ctx, e.job(57, head))
+	mustRetryable(t, err)
+	if l := leak(err.Error()+e.logs.String(), gitToken, basic); l != "" {
+		t.Fatalf("error %q or the logs hold %q of the credential", err, l)
+	}
+}
+
+// The remote refuses the tag that keeps the old tip: the branch is never
+// replaced, since that would destroy the only copy of the remote's work.
+func TestARefusedTagPushNeverReplacesTheBranch(t *testing.T) {
+	e := newEnv(t)
+	old, accepted := olderAttempt(t, e, 58)
+	e.remote.RefuseRefs(t, "refs/tags/queen-superseded/")
+	pushes := e.remote.Pushes()
+	out, err := e.pub.Push(context.Background(), e.job(58, accepted))
+	if err == nil || IsRetryable(err) || !strings.Contains(err.Error(), "refs/tags/queen-superseded/58/"+old[:12]) {
+		t.Fatalf("error %v: want a failure naming the tag, not an outage to wait out", err)
+	}
+	if out.State != "" || out.PushedHead != "" {
+		t.Fatalf("outcome %+v: nothing was published", out)
+	}
+	if e.remote.Ref(t, "queen-58") != old || len(e.remote.Tags(t)) != 0 {
+		t.Fatalf("queen-58 at %s, tags %v: the old tip %s was not kept", e.remote.Ref(t, "queen-58"), e.remote.Tags(t), old)
+	}
+	if n := e.remote.Pushes() - pushes; n != 1 {
+		t.Fatalf("%d pushes reached the remote, want only the refused tag", n)
+	}
+	if len(e.gh.createdPRs()) != 0 {
+		t.Fatal("a PR was opened")
+	}
+
+	// The protection lifted: the old tip is kept, then replaced.
+	e.remote.RefuseRefs(t, "")
+	out, err = e.pub.Push(context.Background(), e.job(58, accepted))
+	if err != nil || out.State != StatePROpened || out.Push != StateSuperseded || e.remote.Ref(t, "refs/tags/queen-superseded/58/"+old[:12]) != old {
+		t.Fatalf("after the protection: %+v %v", out, err)
 	}
 }

@@ -113,6 +113,14 @@ func NewRemote(t testing.TB, token string) *Remote {
 	return RemoteOf(r)
 }
 
+// RefuseRefs declines pushes of refs starting with prefix; "" stops it.
+func (r *Remote) RefuseRefs(t testing.TB, prefix string) {
+	t.Helper()
+	if err := r.Remote.RefuseRefs(prefix); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Clone is a new work clone of the repository (an empty one gets master
 // on its first commit), with origin reachable using the token.
 func (r *Remote) Clone(t testing.TB) *Work {

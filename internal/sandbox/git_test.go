@@ -119,3 +119,42 @@ func TestExportServesAListingAndABundleTheRemoteCanTake(t *testing.T) {
 		t.Fatalf("stored form %v", s)
 	}
 }
+
+func TestEchoCredentialMakesGitPrintIt(t *testing.T) {
+	r := gittest.NewRemote(t, "s3cret-token")
+	r.EchoCredential(5)
+	_, err := r.Work.TryGit("fetch", "--quiet", "origin")
+	if err == nil {
+		t.Fatal("fetch succeeded against a remote answering 403")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "remote: refused: Authorization") || !strings.Contains(msg, "(password s3cret-token)") ||
+		!strings.Contains(msg, "~~~~~\n") {
+		t.Fatalf("git's output %q: want the credential quoted on a remote: line", msg)
+	}
+	r.EchoCredential(-1)
+	if _, err := r.Work.TryGit("fetch", "--quiet", "origin"); err != nil {
+		t.Fatalf("fetch after the echo was turned off: %v", err)
+	}
+}
+
+func TestRefuseRefsDeclinesOnlyThosePushes(t *testing.T) {
+	r := gittest.NewRemote(t, "")
+	r.RefuseRefs(t, "refs/tags/queen-superseded/")
+	sha := r.Work.Commit(t, "queen-8", map[string]string{"a.txt": "a\n"}, "work")
+	if _, err := r.Work.TryGit("push", "--quiet", "origin", "queen-8:refs/tags/queen-superseded/8/abc"); err == nil ||
+		!strings.Contains(err.Error(), "pre-receive hook declined") {
+		t.Fatalf("push of a refused tag: %v", err)
+	}
+	if r.Ref(t, "refs/tags/queen-superseded/8/abc") != "" {
+		t.Fatal("the refused tag reached the remote")
+	}
+	r.Work.Push(t, "queen-8")
+	if r.Ref(t, "queen-8") != sha {
+		t.Fatal("a branch push was refused")
+	}
+	r.RefuseRefs(t, "")
+	r.Work.Push(t, "queen-8:refs/tags/queen-superseded/8/abc")
+	if r.Ref(t, "refs/tags/queen-superseded/8/abc") != sha {
+		t.Fatal("the tag was refused after the hook was removed")
+	}
+}

@@ -422,6 +422,17 @@ func (s *GitHub) LiveToken(tok string) bool {
 	return ok && time.Now().Before(t.expires)
 }
 
+// Tokens are every installation token minted so far, expired or not.
+func (s *GitHub) Tokens() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.tokens))
+	for tok := range s.tokens {
+		out = append(out, tok)
+	}
+	return out
+}
+
 // Mints is the number of installation tokens minted.
 func (s *GitHub) Mints() int {
 	s.mu.Lock()

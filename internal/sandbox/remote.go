@@ -45,6 +45,7 @@ type Remote struct {
 	pushes atomic.Int64
 	mu     sync.Mutex
 	onPush func(n int)
+	echo   int // >= 0: answer every request quoting its credential; see EchoCredential
 }
 
 // NewRemote makes c.Repo under dir (which it owns from then on) with one
@@ -58,7 +59,7 @@ func NewRemote(dir string, c RemoteConfig) (*Remote, error) {
 		return nil, fmt.Errorf("sandbox: git is required: %w", err)
 	}
 	root := filepath.Join(dir, "repos")
-	r := &Remote{Repo: c.Repo, Token: c.Token, accept: c.Accept, env: gitEnv(),
+	r := &Remote{Repo: c.Repo, Token: c.Token, accept: c.Accept, env: gitEnv(), echo: -1,
 		Dir: filepath.Join(root, filepath.FromSlash(c.Repo)+".git")}
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 		return nil, err
@@ -88,6 +89,13 @@ func NewRemote(dir string, c RemoteConfig) (*Remote, error) {
 		Stderr: io.Discard,
 	}
 	r.srv, err = listen(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		echo := r.echo
+		r.mu.Unlock()
+		if echo >= 0 {
+			echoCredential(w, req, echo)
+			return
+		}
 		if !r.authorized(req) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
 			http.Error(w, "token required", http.StatusUnauthorized)
@@ -125,6 +133,51 @@ func NewRemote(dir string, c RemoteConfig) (*Remote, error) {
 
 // Close stops serving the repository.
 func (r *Remote) Close() { r.srv.Close() }
+
+// EchoCredential makes the remote answer every request 403 with a
+// text/plain body quoting the request's Authorization header and the
+// password it carries, followed on the same line by pad filler characters
+// (a misconfigured proxy does this); git prints such a body as "remote:"
+// lines on its stderr. pad < 0 turns it off.
+func (r *Remote) EchoCredential(pad int) {
+	r.mu.Lock()
+	r.echo = pad
+	r.mu.Unlock()
+}
+
+func echoCredential(w http.ResponseWriter, req *http.Request, pad int) {
+	_, pass, _ := req.BasicAuth()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusForbidden)
+	fmt.Fprintf(w, "refused: Authorization %q (password %s) may not read this repository %s\n",
+		req.Header.Get("Authorization"), pass, strings.Repeat("~", pad))
+}
+
+// RefuseRefs installs a pre-receive hook that declines any push updating a
+// ref whose name starts with prefix (e.g. "refs/tags/queen-superseded/"),
+// as a protection rule on GitHub would; "" removes it.
+func (r *Remote) RefuseRefs(prefix string) error {
+	hook := filepath.Join(r.Dir, "hooks", "pre-receive")
+	if prefix == "" {
+		if err := os.Remove(hook); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	script := "#!/bin/sh\n" +
+		"while read old new ref; do\n" +
+		"  case \"$ref\" in\n" +
+		"    " + shellQuote(prefix) + "*) echo \"$ref is protected\" >&2; exit 1;;\n" +
+		"  esac\n" +
+		"done\n" +
+		"exit 0\n"
+	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(hook, []byte(script), 0o755)
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func (r *Remote) authorized(req *http.Request) bool {
 	if r.Token == "" && r.accept == nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/config"
+	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/ghevents"
 	"github.com/queen-app/queen-app/internal/githubapp"
 	"github.com/queen-app/queen-app/internal/installs"
@@ -82,7 +83,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	claims, err := api.New(api.Config{
 		Ledger: led,
 		Token:  cfg.APIToken, ReviewFirst: cfg.ReviewFirst, Logger: log, Registerer: reg,
-		Enqueuer: tasks.NewEnqueuer(client, insp),
+		Enqueuer: tasks.NewEnqueuer(client, insp), ExportWorkers: export.Workers{RDB: rdb},
 	})
 	if err != nil {
 		return err

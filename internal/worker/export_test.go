@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/export"
+	"github.com/queen-app/queen-app/internal/gittest"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
@@ -147,9 +148,10 @@ func TestExportOutageThenRecovery(t *testing.T) {
 	if a := e.archived(); len(a) != 0 {
 		t.Fatalf("%d tasks archived during the outage: %s", len(a), a[0].LastErr)
 	}
+	// Only the first waiting attempt wrote the row.
 	st := e.get(1).Export
-	if st == nil || st.State != StateRetrying || st.Attempts < budget || !strings.Contains(st.LastError, "503") {
-		t.Fatalf("row during the outage: %+v, want retrying with attempts and the last error recorded", st)
+	if st == nil || st.State != StateRetrying || st.Attempts != 1 || !strings.Contains(st.LastError, "503") {
+		t.Fatalf("row during the outage: %+v, want retrying recorded once with the last error", st)
 	}
 	if e.pushes() != 0 || len(e.gh.PRs(repo)) != 0 {
 		t.Fatal("something was published while the export was down")
@@ -249,8 +251,9 @@ func TestExportPushWaitsOutGitHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.checkPublished(map[int64]string{5: head})
-	if st := e.get(5).Export; st.Attempts != 3 {
-		t.Fatalf("attempts = %d, want 3", st.Attempts)
+	// The rate-limited attempt was retrying again: nothing new to record.
+	if st := e.get(5).Export; st.Attempts != 2 {
+		t.Fatalf("attempts = %d, want 2 recorded", st.Attempts)
 	}
 }
 
@@ -265,5 +268,77 @@ func TestExportSweepReportsBranchesWithoutRows(t *testing.T) {
 	}
 	if v := value(e.w.orphans); v != 1 {
 		t.Fatalf("unmatched gauge = %v, want 1", v)
+	}
+}
+
+// olderAttempt puts an earlier attempt of queen-<issue> on the remote, one
+// the judged head does not contain, and returns its tip.
+func (e *env) olderAttempt(issue int64) string {
+	e.t.Helper()
+	branch := fmt.Sprintf("queen-%d", issue)
+	e.remote.Work.Branch(e.t, branch, "origin/master")
+	old := e.remote.Work.CommitAt(e.t, branch, map[string]string{"src/first.rs": "fn first_try() {}\n"}, "attempt 1",
+		gittest.Epoch.Add(-24*time.Hour))
+	e.remote.Work.Push(e.t, branch)
+	return old
+}
+
+// A PR list GitHub failed to answer decides nothing: the push waits (its
+// retry budget kept), is recorded retrying, never refused, and does no git
+// work; once the list reads, the branch is published.
+func TestExportUnreadPRListWaitsAndNeverRefuses(t *testing.T) {
+	e := newEnv(t, options{export: true})
+	old := e.olderAttempt(12) // replacing it needs the PR list
+	heads := map[int64]string{
+		12: e.accepted(12, map[string]string{"src/a.rs": "fn a() {}\n"}),
+		13: e.accepted(13, map[string]string{"src/b.rs": "fn b() {}\n"}), // a fast-forward
+	}
+	pushes0 := e.pushes()
+	const outages = 2
+	e.gh.FailNext("/repos/"+repo+"/pulls", http.StatusBadGateway, nil, outages*len(heads))
+	for i := 0; i < outages; i++ {
+		for issue, head := range heads {
+			err := e.w.ExportPush(e.ctx, pushTask(t, issue, head))
+			if !isWait(err) || !strings.Contains(err.Error(), "github BranchPRs") {
+				t.Fatalf("#%d with /pulls answering 502: %v, want a wait naming the read", issue, err)
+			}
+			if st := e.get(issue).Export; st == nil || st.State != StateRetrying || st.Refusal != "" {
+				t.Fatalf("#%d export state %+v, want retrying with no refusal", issue, st)
+			}
+		}
+	}
+	if e.pushes() != pushes0 || e.remote.Ref(t, "queen-12") != old || e.remote.Ref(t, "queen-13") != "" || len(e.gh.PRs(repo)) != 0 {
+		t.Fatalf("something was pushed or opened on an unread PR list: %d pushes, queen-12 at %s, queen-13 at %q, %d PRs",
+			e.pushes()-pushes0, e.remote.Ref(t, "queen-12"), e.remote.Ref(t, "queen-13"), len(e.gh.PRs(repo)))
+	}
+	for issue := range heads {
+		if n := e.exp.Requests(fmt.Sprintf("/queen/export/%d", issue)); n != 0 {
+			t.Fatalf("#%d: %d bundle requests on an unread PR list, want none", issue, n)
+		}
+	}
+	if rep := e.exportSweep(); rep.Enqueued != 2 || rep.Settled != 0 {
+		t.Fatalf("sweep during the outage %+v: the rows are not settled", rep)
+	}
+
+	// /pulls answers again.
+	for issue, head := range heads {
+		if err := e.w.ExportPush(e.ctx, pushTask(t, issue, head)); err != nil {
+			t.Fatalf("#%d after the outage: %v", issue, err)
+		}
+	}
+	e.checkPublished(heads)
+	if tag := "refs/tags/queen-superseded/12/" + old[:12]; e.remote.Ref(t, tag) != old {
+		t.Fatalf("the older attempt was not kept as %s", tag)
+	}
+	for issue := range heads {
+		hist, err := e.ledger.History(e.ctx, repo, issue, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hist {
+			if h.Decision == string(export.StateRefused) || h.Decision == string(export.StatePushed) {
+				t.Errorf("#%d history holds %q: decided on an unread PR list", issue, h.Decision)
+			}
+		}
 	}
 }

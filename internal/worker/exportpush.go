@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -12,6 +12,7 @@ import (
 	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/githubapp"
 	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/redact"
 	"github.com/queen-app/queen-app/internal/retry"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
@@ -25,6 +26,29 @@ const (
 	// task is archived and the next export:sweep enqueues a fresh one.
 	StateFailed = "failed"
 )
+
+// A failed row is an error a retry alone cannot fix (a remote declining a
+// ref, a permission, an answer that cannot be read). Trying it on every
+// export:sweep (5m) would only write a version and an audit entry each
+// time, so the sweep tries it again FailedBackoff after its failure, twice
+// as long after each attempt recorded, up to FailedBackoffMax; a person who
+// fixed the cause pushes at once with queenctl export push.
+const (
+	FailedBackoff    = 15 * time.Minute
+	FailedBackoffMax = 6 * time.Hour
+)
+
+// failedBackoff is the wait after a failed row's latest attempt.
+func failedBackoff(attempts int) time.Duration {
+	d := FailedBackoff
+	for i := 1; i < attempts && d < FailedBackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, FailedBackoffMax)
+}
+
+// maxLastError caps the error recorded on a row (export.last_error).
+const maxLastError = 500
 
 // recordRetries bounds re-reading a row that moved while its outcome was
 // being recorded.
@@ -144,12 +168,17 @@ func publishable(rec *ledger.Record, head string) bool {
 }
 
 // recordPush writes the attempt onto the row with a compare-and-set on the
-// version it was decided on; when the row moved in between it is re-read
-// and, if still accepted at head, recorded on the new version. state is what
-// was recorded ("" when the row moved on and nothing was).
+// version it was decided on, unless it changes nothing recorded. When the
+// row moved in between it is re-read and, if it is still the same dispatch
+// accepted at head, recorded on the new version. state is the attempt's
+// ("" when the row moved on and nothing was recorded).
 func (w *Worker) recordPush(ctx context.Context, rec *ledger.Record, head string, out export.Outcome, perr error) (state string, err error) {
+	published := rec
 	for attempt := 0; ; attempt++ {
-		st := exportState(rec, out, perr)
+		st := exportState(rec, out, perr, w.now())
+		if !exportChanged(rec, st) {
+			return st.State, nil
+		}
 		_, err = w.d.Ledger.RecordExport(ctx, rec.Repo, rec.Issue, st, rec.Version)
 		if err == nil {
 			return st.State, nil
@@ -164,20 +193,41 @@ func (w *Worker) recordPush(ctx context.Context, rec *ledger.Record, head string
 		if err != nil {
 			return st.State, err
 		}
-		if !publishable(rec, head) {
+		if !rec.SameDispatch(&published.Row) || !publishable(rec, head) {
 			return "", nil
 		}
 	}
 }
 
-// exportState is rec's export state after one attempt.
-func exportState(rec *ledger.Record, out export.Outcome, perr error) dispatch.ExportState {
+// exportChanged reports whether st has to be written on rec. An attempt
+// that ends as the recorded one did writes nothing (during an outage every
+// waiting attempt would write a version and an audit entry, and turn a
+// person's --version into a conflict), except a failure, whose time and
+// attempts set the sweep's backoff, and a settled decision taken again on
+// a row that moved past it, which the sweep reads only at its version.
+func exportChanged(rec *ledger.Record, st dispatch.ExportState) bool {
+	old := rec.Export
+	if old == nil || !old.Same(st) {
+		return true
+	}
+	switch st.State {
+	case StateFailed:
+		return true
+	case string(export.StateRefused), string(export.StateHasPR), string(export.StateDryRun):
+		return old.Version != rec.Version
+	}
+	return false
+}
+
+// exportState is rec's export state after one attempt at now.
+func exportState(rec *ledger.Record, out export.Outcome, perr error, now time.Time) dispatch.ExportState {
 	var st dispatch.ExportState
 	if rec.Export != nil {
 		st = *rec.Export
 	}
 	st.Attempts++
 	st.LastError = ""
+	st.At = nil
 	if out.State != "" {
 		out.Record(&st)
 		if out.State == export.StatePROpened {
@@ -191,17 +241,12 @@ func exportState(rec *ledger.Record, out export.Outcome, perr error) dispatch.Ex
 		}
 	}
 	if perr != nil {
-		st.LastError = oneLine(perr.Error())
+		st.LastError = redact.Line(perr.Error(), maxLastError)
+	}
+	if st.State == StateFailed {
+		at := now.UTC()
+		st.At = &at
 	}
 	st.Version = rec.Version + 1 // the version this write gives the row
 	return st
-}
-
-// oneLine keeps an error recorded on a row short and on one line.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 500 {
-		s = s[:500]
-	}
-	return s
 }

@@ -22,6 +22,7 @@ type exportSweepReport struct {
 	Queued    int // rows whose export:push was already queued
 	Published int // rows whose branch has its PR at the judged head
 	Settled   int // refused, has_pr or dry-run at the row's current version
+	Backoff   int // failed rows waiting out their backoff
 	NoHead    int // rows with no 40-hex judged head
 	Failed    int // enqueues that failed
 	Unmatched int // export branches with no ledger row (-1: listing unread)
@@ -55,7 +56,7 @@ func (w *Worker) ExportSweep(ctx context.Context, t *asynq.Task) error {
 	}
 	w.m.SweepRuns.WithLabelValues("export", result).Inc()
 	log.Info("export sweep", "rows", rep.Rows, "enqueued", rep.Enqueued, "queued", rep.Queued,
-		"published", rep.Published, "settled", rep.Settled, "no_head", rep.NoHead, "failed", rep.Failed,
+		"published", rep.Published, "settled", rep.Settled, "backoff", rep.Backoff, "no_head", rep.NoHead, "failed", rep.Failed,
 		"unmatched", rep.Unmatched, "err", err)
 	if err == nil && rep.Failed > 0 {
 		err = errors.New("export sweep: some export:push tasks could not be enqueued")
@@ -100,6 +101,9 @@ func (w *Worker) enqueuePush(ctx context.Context, log *slog.Logger, row *ledger.
 	case skipSettled:
 		rep.Settled++
 		return
+	case skipBackoff:
+		rep.Backoff++
+		return
 	}
 	task, err := tasks.NewExportPush(tasks.ExportPushPayload{Repo: row.Repo, Issue: row.Issue, Head: *row.JudgedHead})
 	if err == nil {
@@ -124,6 +128,7 @@ const (
 	skipNoHead
 	skipPublished
 	skipSettled
+	skipBackoff
 )
 
 // toPublish decides whether row needs an export:push.
@@ -148,6 +153,9 @@ func (w *Worker) toPublish(row *ledger.Record) publishDecision {
 		if w.pub.DryRun && st.Version == row.Version {
 			return skipSettled
 		}
+	}
+	if st.State == StateFailed && st.At != nil && w.now().Before(st.At.Add(failedBackoff(st.Attempts))) {
+		return skipBackoff
 	}
 	return publish
 }

@@ -44,6 +44,7 @@ const (
 type options struct {
 	freeClosedPR, releaseDeadClaims bool
 	export, dryRun                  bool
+	clock                           *testkit.Clock // the worker's Now; nil: the wall clock
 }
 
 // env is a worker over a private Redis, the fake GitHub (behind a proxy
@@ -118,6 +119,9 @@ func newEnv(t *testing.T, o options) *env {
 		Logger:       slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		WriteSpacing: time.Millisecond,
 		RDB:          e.rdb,
+	}
+	if o.clock != nil {
+		d.Now = o.clock.Now
 	}
 	if o.export {
 		d.Export = e.setupExport(o.dryRun)

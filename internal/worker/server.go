@@ -171,6 +171,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	if id == "" {
 		id = replicaID()
 	}
+	if d.Export != nil {
+		announceExport(ctx, &bg, rdb, id, log)
+	}
 	sched := &schedule.Scheduler{
 		RDB: rdb, Client: client, ID: id, Entries: Entries(cfg), Log: log.With("component", "scheduler"),
 		OnLead: func(leading bool) {
