@@ -265,7 +265,9 @@ func (p *Publisher) gitWork(ctx context.Context, job Job, token, remoteHead stri
 		return out, nil
 	}
 	if !isNotFastForward(res.reason) {
-		return Outcome{}, &Error{Op: "git push", Retryable: true, Err: fmt.Errorf("%s: %s", branch, res.reason)}
+		// The remote declined the push (a protected branch, a hook): not an
+		// outage to wait out, a failure to record and back off from.
+		return Outcome{}, &Error{Op: "git push", Err: fmt.Errorf("%s: the remote declined the push: %s", branch, res.reason)}
 	}
 	return p.supersede(ctx, r, job, head, f)
 }

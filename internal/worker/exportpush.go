@@ -152,10 +152,11 @@ func (w *Worker) pushFailure(err error) error {
 	switch {
 	case errors.Is(err, export.ErrLeaseLost):
 		return fmt.Errorf("export push: %w", err) // re-read and retry
+	case githubapp.Classify(err) == githubapp.RateLimited:
+		return w.githubFailure(err)
+	case githubapp.Classify(err) == githubapp.BadAnswer:
+		return err // each try counts: waiting would park it forever
 	case export.IsRetryable(err):
-		if d, ok := githubapp.WaitFor(err); ok {
-			return retry.Wait(d, "github rate limited", err)
-		}
 		return retry.Wait(w.export.Fail(w.now()), "export or github unavailable", err)
 	}
 	return retry.Permanent(err)

@@ -187,3 +187,21 @@ func TestExportOutcomeNotRecordedOnARowThatMoved(t *testing.T) {
 		})
 	}
 }
+
+// A remote that declines the branch push itself (a protected branch) is a
+// failure recorded and backed off from, never an outage waited on forever.
+func TestExportDeclinedBranchPushFails(t *testing.T) {
+	e := newEnv(t, options{export: true})
+	head := e.accepted(16, map[string]string{"src/b.rs": "fn b() {}\n"})
+	e.remote.RefuseRefs(t, "refs/heads/queen-")
+	err := e.w.ExportPush(e.ctx, pushTask(t, 16, head))
+	if err == nil || isWait(err) {
+		t.Fatalf("declined branch push: %v, want a failure", err)
+	}
+	if st := e.get(16).Export; st == nil || st.State != StateFailed || !strings.Contains(st.LastError, "declined") {
+		t.Fatalf("export state %+v, want failed naming the refusal", st)
+	}
+	if e.remote.Ref(t, "queen-16") != "" {
+		t.Fatal("the declined branch reached the remote")
+	}
+}

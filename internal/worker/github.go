@@ -72,10 +72,12 @@ func (g *publishGitHub) CreatePR(ctx context.Context, repo string, pr export.New
 }
 
 // githubError is a failed GitHub call as the publisher reads it: retryable
-// unless GitHub refused for good. The GitHub error stays wrapped, so a
+// (an outage or a rate limit, waited out) unless GitHub refused or answered
+// what cannot be used. The GitHub error stays wrapped, so a
 // rate limit's wait can still be read with githubapp.WaitFor.
 func githubError(op string, err error) error {
-	e := &export.Error{Op: op, Retryable: githubapp.Classify(err) != githubapp.Permanent, Err: err}
+	k := githubapp.Classify(err)
+	e := &export.Error{Op: op, Retryable: k == githubapp.Retry || k == githubapp.RateLimited, Err: err}
 	var er *github.ErrorResponse
 	if errors.As(err, &er) && er.Response != nil {
 		e.Status = er.Response.StatusCode
