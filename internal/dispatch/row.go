@@ -51,6 +51,9 @@ type PRState struct {
 	Numbers        []int      `json:"numbers,omitempty"`
 }
 
+// Any reports whether the branch has a pull request in any state.
+func (p PRState) Any() bool { return p.Open+p.Merged+p.ClosedUnmerged > 0 || len(p.Numbers) > 0 }
+
 // FreeRecord says who freed a claim, when, and on what evidence.
 type FreeRecord struct {
 	At       time.Time `json:"at"`

@@ -39,16 +39,9 @@ type Refusal struct {
 
 func (r *Refusal) Error() string { return "refused (" + r.Kind + "): " + r.Reason }
 
-// PRs counts the pull requests whose head is the branch, in every state.
-type PRs struct {
-	Open    int
-	Merged  int
-	Closed  int // closed unmerged
-	Numbers []int
-}
-
-// Any reports whether the branch has a pull request in any state.
-func (p PRs) Any() bool { return p.Open+p.Merged+p.Closed > 0 || len(p.Numbers) > 0 }
+// PRs counts the pull requests whose head is the branch, in every state:
+// the same counts accept_claim reads, from githubapp.Summarize.
+type PRs = dispatch.PRState
 
 // Facts are what the checks read. The GitHub facts are read before any
 // check runs (a read that failed is an outage, never a Facts); the git
@@ -135,7 +128,7 @@ func prList(p PRs) string {
 	for _, n := range p.Numbers {
 		parts = append(parts, "#"+strconv.Itoa(n))
 	}
-	s := fmt.Sprintf("%d open, %d merged, %d closed", p.Open, p.Merged, p.Closed)
+	s := fmt.Sprintf("%d open, %d merged, %d closed", p.Open, p.Merged, p.ClosedUnmerged)
 	if len(parts) > 0 {
 		s += ": " + strings.Join(parts, ", ")
 	}

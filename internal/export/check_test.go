@@ -42,7 +42,7 @@ func TestRefusalsComeInThePublishersOrder(t *testing.T) {
 	judged := strings.Repeat("b", 40)
 	// Everything wrong at once; fixing each in turn reveals the next.
 	f := Facts{
-		PRs:        PRs{Closed: 1, Numbers: []int{9}},
+		PRs:        PRs{ClosedUnmerged: 1, Numbers: []int{9}},
 		IssueOpen:  false,
 		Verdict:    "sendBack",
 		JudgedHead: judged,
@@ -126,7 +126,7 @@ func TestTitleIsCutTo120Characters(t *testing.T) {
 }
 
 func TestMaySupersede(t *testing.T) {
-	none := PRs{Closed: 2}
+	none := PRs{ClosedUnmerged: 2}
 	cases := []struct {
 		accepted bool
 		prs      PRs

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/go-github/v66/github"
 
@@ -29,23 +30,12 @@ func (g *publishGitHub) BranchHead(ctx context.Context, repo, branch string) (st
 
 func (g *publishGitHub) BranchPRs(ctx context.Context, repo, branch string) (export.PRs, error) {
 	owner, name := splitRepo(repo)
+	sent := time.Now().UTC()
 	prs, err := g.gh.ListBranchPRs(ctx, g.inst, owner, name, branch)
 	if err != nil {
 		return export.PRs{}, githubError("github BranchPRs", err)
 	}
-	var out export.PRs
-	for _, p := range prs {
-		switch {
-		case p.Merged:
-			out.Merged++
-		case p.State == "open":
-			out.Open++
-		default:
-			out.Closed++
-		}
-		out.Numbers = append(out.Numbers, p.Number)
-	}
-	return out, nil
+	return githubapp.Summarize(prs, sent), nil
 }
 
 func (g *publishGitHub) Issue(ctx context.Context, repo string, number int64) (export.IssueInfo, error) {
