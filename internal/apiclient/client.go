@@ -77,7 +77,7 @@ func repoPath(repo string) (string, error) {
 	if !ghrepo.Valid(repo) {
 		return "", fmt.Errorf("apiclient: repo %q is not owner/name", repo)
 	}
-	owner, name, _ := strings.Cut(repo, "/")
+	owner, name := ghrepo.Split(repo)
 	return "/v1/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(name), nil
 }
 

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/queen-app/queen-app/internal/ghrepo"
 )
 
 // Routes, as counted by Count.
@@ -55,7 +57,7 @@ type PR struct {
 
 func (p PR) labelOwner() string {
 	if p.HeadRepo != "" {
-		owner, _, _ := strings.Cut(p.HeadRepo, "/")
+		owner, _ := ghrepo.Split(p.HeadRepo)
 		return owner
 	}
 	return p.HeadOwner
@@ -668,7 +670,7 @@ func (s *GitHub) listRepos(w http.ResponseWriter, r *http.Request, in *installat
 }
 
 func (s *GitHub) repoJSON(full string) map[string]any {
-	owner, name, _ := strings.Cut(full, "/")
+	owner, name := ghrepo.Split(full)
 	var id int64
 	for _, c := range strings.ToLower(full) {
 		id = id*31 + int64(c)
@@ -707,7 +709,7 @@ func (s *GitHub) prJSON(repo string, p PR) map[string]any {
 	if p.HeadRepo != "" {
 		headRepo = s.repoJSON(p.HeadRepo)
 	}
-	baseOwner, _, _ := strings.Cut(repo, "/")
+	baseOwner, _ := ghrepo.Split(repo)
 	return map[string]any{
 		"url":        fmt.Sprintf("%srepos/%s/pulls/%d", s.URL(), repo, p.Number),
 		"id":         int64(p.Number) + 9_000_000,
@@ -786,7 +788,7 @@ func (s *GitHub) createPull(w http.ResponseWriter, r *http.Request, repo string)
 		writeJSON(w, http.StatusBadRequest, map[string]any{"message": "Problems parsing JSON"})
 		return
 	}
-	owner, _, _ := strings.Cut(repo, "/")
+	owner, _ := ghrepo.Split(repo)
 	head := in.Head
 	if o, b, ok := strings.Cut(in.Head, ":"); ok {
 		if !strings.EqualFold(o, owner) {

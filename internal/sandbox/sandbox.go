@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/queen-app/queen-app/internal/ghrepo"
 )
@@ -75,7 +74,7 @@ func Start(o Options) (sb *Sandbox, err error) {
 	if s.GitHub, err = NewGitHub(); err != nil {
 		return nil, err
 	}
-	owner, _, _ := strings.Cut(o.Repo, "/")
+	owner, _ := ghrepo.Split(o.Repo)
 	s.GitHub.AddInstallation(o.Installation, owner, o.Repo)
 	s.Git, err = NewRemote(filepath.Join(s.dir, "github"), RemoteConfig{
 		Repo: o.Repo, Token: "sandbox-git-" + randomHex(12), Accept: s.GitHub.LiveToken})

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/queen-app/queen-app/internal/export"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/githubapp"
 )
 
@@ -20,7 +21,7 @@ type publishGitHub struct {
 }
 
 func (g *publishGitHub) BranchHead(ctx context.Context, repo, branch string) (string, error) {
-	owner, name := splitRepo(repo)
+	owner, name := ghrepo.Split(repo)
 	sha, err := g.gh.BranchHead(ctx, g.inst, owner, name, branch)
 	if err != nil {
 		return "", githubError("github BranchHead", err)
@@ -29,7 +30,7 @@ func (g *publishGitHub) BranchHead(ctx context.Context, repo, branch string) (st
 }
 
 func (g *publishGitHub) BranchPRs(ctx context.Context, repo, branch string) (export.PRs, error) {
-	owner, name := splitRepo(repo)
+	owner, name := ghrepo.Split(repo)
 	sent := time.Now().UTC()
 	prs, err := g.gh.ListBranchPRs(ctx, g.inst, owner, name, branch)
 	if err != nil {
@@ -39,7 +40,7 @@ func (g *publishGitHub) BranchPRs(ctx context.Context, repo, branch string) (exp
 }
 
 func (g *publishGitHub) Issue(ctx context.Context, repo string, number int64) (export.IssueInfo, error) {
-	owner, name := splitRepo(repo)
+	owner, name := ghrepo.Split(repo)
 	open, title, err := g.gh.Issue(ctx, g.inst, owner, name, int(number))
 	if err != nil {
 		return export.IssueInfo{}, githubError("github Issue", err)
@@ -53,7 +54,7 @@ func (g *publishGitHub) CreatePR(ctx context.Context, repo string, pr export.New
 	if err := g.pace.wait(ctx); err != nil {
 		return 0, &export.Error{Op: "github CreatePR", Retryable: true, Err: err}
 	}
-	owner, name := splitRepo(repo)
+	owner, name := ghrepo.Split(repo)
 	n, err := g.gh.CreatePR(ctx, g.inst, owner, name, pr.Base, pr.Head, pr.Title, pr.Body)
 	if err != nil {
 		return 0, githubError("github CreatePR", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/githubapp"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/retry"
@@ -46,7 +47,7 @@ func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 
-	owner, name := splitRepo(p.Repo)
+	owner, name := ghrepo.Split(p.Repo)
 	branch := rec.BranchName()
 	// A read is as old as its request, on the clock githubapp stamps batch
 	// reads with: a slower, older read must not win.

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -298,11 +297,6 @@ func (w *Worker) githubFailure(err error) error {
 func (w *Worker) githubAnswered() {
 	w.github.Succeed()
 	w.limited.Succeed()
-}
-
-func splitRepo(repo string) (owner, name string) {
-	owner, name, _ = strings.Cut(repo, "/")
-	return owner, name
 }
 
 // claimOutcome is the metric label of a ledger decision.
