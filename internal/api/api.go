@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/redisavail"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
@@ -31,9 +32,6 @@ const MaxBodyBytes = 1 << 20
 // SourceHeader optionally names the writer recorded in the audit (import
 // tools, queenctl); "api" when absent.
 const SourceHeader = "X-Queen-Source"
-
-// requestTimeout bounds the ledger work of one request.
-const requestTimeout = 20 * time.Second
 
 // Config configures the API handler.
 type Config struct {
@@ -217,7 +215,7 @@ func (s *server) serve(w *responseWriter, r *http.Request) string {
 			w.failErr(perr)
 			return h.name
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+		ctx, cancel := context.WithTimeout(r.Context(), redisavail.Budget)
 		defer cancel()
 		if err := h.fn(ctx, w, req); err != nil {
 			w.failErr(err)

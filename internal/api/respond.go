@@ -2,12 +2,10 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,6 +15,7 @@ import (
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/redisavail"
 )
 
 // Error is the body of every error answer.
@@ -80,7 +79,6 @@ func (w *responseWriter) fail(code int, msg, field string) {
 func (w *responseWriter) failErr(err error) {
 	var ae *apiError
 	var fe *dispatch.FieldError
-	var ne net.Error
 	switch {
 	case errors.As(err, &ae):
 		w.fail(ae.code, ae.msg, ae.field)
@@ -91,7 +89,7 @@ func (w *responseWriter) failErr(err error) {
 	case errors.Is(err, ledger.ErrConflict):
 		w.err = err
 		w.fail(http.StatusConflict, "the row changed concurrently; retry", "")
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne):
+	case redisavail.Unavailable(err):
 		w.err = err
 		w.fail(http.StatusServiceUnavailable, "the claims ledger is unavailable; retry", "")
 	default:
