@@ -39,11 +39,13 @@ func badField(field, problem string) error {
 
 func badRequest(msg string) error { return &apiError{code: http.StatusBadRequest, msg: msg} }
 
-// responseWriter remembers the status and the internal error for the log.
+// responseWriter remembers the route, the status and the internal error
+// for metrics and the log.
 type responseWriter struct {
 	http.ResponseWriter
-	code int
-	err  error // logged, never sent
+	route string
+	code  int
+	err   error // logged, never sent
 }
 
 func (w *responseWriter) WriteHeader(code int) {
