@@ -133,3 +133,30 @@ func TestWebhookBinaryEnqueuesAndAnswers503WhileRedisIsDown(t *testing.T) {
 		t.Fatalf("after the redelivery: %d tasks, want 2 (d-1 and d-3)", n)
 	}
 }
+
+// Go's ServeMux once answered this PUT with a 307 to the cleaned path before
+// the token check, and a client following it wrote hive/t27#905.
+func TestAPIRefusesDotDotPathsBeforeAnything(t *testing.T) {
+	s := newStack(t, nil)
+	s.webhook()
+	path := s.apiURL + "/v1/repos/x/../" + repo + "/dispatches/905"
+	body := map[string]any{"started": true}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequest("PUT", path, strings.NewReader(`{"started": true}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := noFollow.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("PUT %s without a token: %d (Location %q), want 401", path, resp.StatusCode, resp.Header.Get("Location"))
+	}
+	var e map[string]any
+	if code := apiJSON(t, "PUT", path, apiToken, body, &e); code != http.StatusBadRequest || e["field"] != "path" {
+		t.Fatalf("PUT %s with the token, following redirects: %d %v, want 400 naming path", path, code, e)
+	}
+	if code := apiJSON(t, "GET", s.apiURL+"/v1/repos/"+repo+"/claims/905", apiToken, nil, nil); code != http.StatusNotFound {
+		t.Fatalf("%s#905 after the refused PUTs: %d, want 404 (no row written)", repo, code)
+	}
+}
