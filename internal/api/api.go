@@ -30,6 +30,11 @@ import (
 // MaxBodyBytes caps a request body.
 const MaxBodyBytes = 1 << 20
 
+// MaxInFlight bounds the authenticated requests served at once; past it a
+// request is a 503 at once. Each buffers at most MaxBodyBytes, so bodies
+// hold at most 64 MiB; the Queen's calls are short and few at a time.
+const MaxInFlight = 64
+
 // SourceHeader optionally names the writer recorded in the audit (import
 // tools, queenctl); "api" when absent.
 const SourceHeader = "X-Queen-Source"
@@ -61,6 +66,7 @@ type server struct {
 	enqueuer    Enqueuer
 	log         *slog.Logger
 	requests    *prometheus.CounterVec
+	inFlight    serve.Limiter
 	mux         *http.ServeMux
 }
 
@@ -81,6 +87,7 @@ func New(cfg Config) (http.Handler, error) {
 		now:         cfg.Now,
 		enqueuer:    cfg.Enqueuer,
 		log:         cfg.Logger,
+		inFlight:    serve.NewLimiter(MaxInFlight),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -209,8 +216,8 @@ func (s *server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	s.log.LogAttrs(r.Context(), level, "api request", attrs...)
 }
 
-// serve authenticates every request first, then refuses a path ServeMux
-// would redirect, then routes.
+// serve authenticates every request first, then bounds the requests in
+// flight, refuses a path ServeMux would redirect, and routes.
 func (s *server) serve(w *responseWriter, r *http.Request) {
 	if !s.authorized(r) {
 		w.route = "unauthorized"
@@ -218,6 +225,12 @@ func (s *server) serve(w *responseWriter, r *http.Request) {
 		w.fail(http.StatusUnauthorized, "missing or wrong bearer token in the Authorization header", "")
 		return
 	}
+	if !s.inFlight.Acquire() {
+		w.route = "busy"
+		serve.Refuse(w)
+		return
+	}
+	defer s.inFlight.Release()
 	if !serve.Canonical(r) {
 		w.route = "unclean_path"
 		w.fail(http.StatusBadRequest, serve.UncleanPathError, "path")

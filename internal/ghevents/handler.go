@@ -28,6 +28,14 @@ import (
 // MaxBodyBytes caps a delivery's body; GitHub caps payloads at 25 MiB.
 const MaxBodyBytes = 25 << 20
 
+// MaxInFlight bounds the deliveries served at once; past it a delivery is a
+// 503, which GitHub's redelivery brings back. Each buffers its body before
+// the signature can be checked, so a flood of unsigned 25 MiB bodies holds
+// at most 32 × 25 MiB = 800 MiB (up to twice that for chunked bodies, whose
+// buffer grows by doubling). GitHub's deliveries take milliseconds each and
+// rarely overlap.
+const MaxInFlight = 32
+
 // Request headers GitHub sets on every delivery.
 const (
 	EventHeader    = "X-GitHub-Event"

@@ -115,11 +115,12 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 // redirect before any handler runs, so those paths are refused in front of
 // it.
 
-// hookHandler serves QUEEN_LISTEN: POST /webhook.
+// hookHandler serves QUEEN_LISTEN: POST /webhook, at most
+// ghevents.MaxInFlight at a time.
 func hookHandler(hook http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/webhook", hook)
-	return serve.RefuseUnclean(mux)
+	return serve.Limit(ghevents.MaxInFlight, serve.RefuseUnclean(mux))
 }
 
 // apiHandler serves QUEEN_API_LISTEN: /v1 requests reach the claims API with

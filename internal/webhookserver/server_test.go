@@ -5,11 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
@@ -130,4 +135,119 @@ func isJSONError(body []byte) bool {
 		Error string `json:"error"`
 	}
 	return json.Unmarshal(bytes.TrimSpace(body), &e) == nil && e.Error != ""
+}
+
+// hold opens a request whose body never finishes, so its handler stays in
+// flight until the returned function closes the connection.
+func hold(t *testing.T, method, base, path string, header map[string]string, length int) func() {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", method, path, u.Host, length)
+	for k, v := range header {
+		fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+	}
+	b.WriteString("\r\n{")
+	if _, err := io.WriteString(c, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	return func() { c.Close() }
+}
+
+// counting counts the requests being served by h.
+func counting(h http.Handler, n *atomic.Int32) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		defer n.Add(-1)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Both listeners serve a bounded number of requests at once and refuse the
+// next at once with a JSON 503, so a flood of 25 MiB bodies cannot grow the
+// process without bound.
+func TestRequestsInFlightAreBounded(t *testing.T) {
+	rdb := redistest.Start(t).Client()
+	claims, err := api.New(api.Config{Ledger: ledger.New(rdb, ledger.Options{}), Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook, err := ghevents.NewHandler(ghevents.Config{
+		Secrets:  [][]byte{[]byte("webhookserver-secret-1f0a")},
+		Installs: installs.New(rdb),
+		Enqueuer: ghevents.EnqueuerFunc(func(context.Context, *asynq.Task) (tasks.Result, error) { return tasks.Enqueued, nil }),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	webhookHeaders := map[string]string{ghevents.EventHeader: "ping", ghevents.DeliveryHeader: "d-1",
+		ghevents.SignatureHeader: "sha256=00"}
+	apiHeaders := map[string]string{"Authorization": "Bearer " + token}
+	for _, l := range []struct {
+		name, method, path string
+		handler            http.Handler
+		limit              int
+		header             map[string]string
+		length             int
+	}{
+		{"webhook", "POST", "/webhook", hookHandler(hook), ghevents.MaxInFlight, webhookHeaders, ghevents.MaxBodyBytes},
+		{"api", "PUT", "/v1/repos/hive/t27/dispatches/1", apiHandler(metrics.Health(prometheus.NewRegistry(), nil), claims),
+			api.MaxInFlight, apiHeaders, api.MaxBodyBytes},
+	} {
+		t.Run(l.name, func(t *testing.T) {
+			var inFlight atomic.Int32
+			ts := httptest.NewServer(counting(l.handler, &inFlight))
+			defer ts.Close()
+			code := func() int {
+				t.Helper()
+				c, _, body := send(t, l.method, ts.URL+l.path, token, false)
+				if c == http.StatusServiceUnavailable && !isJSONError(body) {
+					t.Fatalf("503 without a JSON error: %s", body)
+				}
+				return c
+			}
+			var closers []func()
+			defer func() {
+				for _, c := range closers {
+					c()
+				}
+			}()
+			held := func(n int) {
+				t.Helper()
+				for len(closers) < n {
+					closers = append(closers, hold(t, l.method, ts.URL, l.path, l.header, l.length))
+				}
+				deadline := time.Now().Add(20 * time.Second)
+				for inFlight.Load() != int32(n) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%d requests in flight, want %d", inFlight.Load(), n)
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			held(l.limit - 1)
+			if c := code(); c == http.StatusServiceUnavailable {
+				t.Fatalf("with %d in flight: 503, want the request served", l.limit-1)
+			}
+			held(l.limit)
+			if c := code(); c != http.StatusServiceUnavailable {
+				t.Fatalf("with %d in flight: %d, want 503 at once", l.limit, c)
+			}
+			for _, c := range closers {
+				c()
+			}
+			closers = nil
+			held(0)
+			if c := code(); c == http.StatusServiceUnavailable {
+				t.Fatal("after the flood: 503, want the request served")
+			}
+		})
+	}
 }
