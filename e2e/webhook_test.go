@@ -75,29 +75,42 @@ func (s *stack) queued() []*asynq.TaskInfo {
 
 func TestWebhookBinaryRefusesBadConfigInOneLine(t *testing.T) {
 	s := newStack(t, nil)
-	cases := map[string]string{
-		"GITHUB_WEBHOOK_SECRET":  "",
-		"QUEEN_REDIS_URL":        "",
-		"QUEEN_API_TOKEN":        "",
-		"QUEEN_FREE_CLOSED_PR":   "maybe",
-		"GITHUB_APP_ID":          "x",
-		"GITHUB_APP_PRIVATE_KEY": "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n",
-		"QUEEN_LISTEN":           ":abc",
+	cases := []struct{ variable, value string }{
+		{"GITHUB_WEBHOOK_SECRET", ""},
+		{"GITHUB_WEBHOOK_SECRET", "short-secret"}, // under 16 characters
+		{"QUEEN_REDIS_URL", ""},
+		{"QUEEN_API_TOKEN", ""},
+		{"QUEEN_API_TOKEN", "short-token"},
+		{"QUEEN_FREE_CLOSED_PR", "maybe"},
+		{"GITHUB_APP_ID", "x"},
+		{"GITHUB_APP_PRIVATE_KEY", "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n"},
+		{"QUEEN_LISTEN", ":abc"},
+		{"QUEEN_BASE_BRANCH", "main..x"},
+		{"GITHUB_API_URL", "http://ghe.example.com/api/v3/"},
 	}
-	for variable, value := range cases {
+	for _, tc := range cases {
+		variable, value := tc.variable, tc.value
 		env := map[string]string{}
 		for k, v := range s.env {
 			env[k] = v
 		}
 		env[variable] = value
 		p := start(t, "webhook", env)
-		<-p.done
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Second):
+			p.kill()
+			t.Errorf("%s=%q: the webhook started, want it refused at start", variable, value)
+			continue
+		}
 		out := strings.TrimSpace(p.out.String())
 		if code := p.cmd.ProcessState.ExitCode(); code != 2 || strings.Count(out, "\n") != 0 ||
 			!strings.HasPrefix(out, "webhook: "+variable+":") {
 			t.Errorf("%s=%q: exit %d, output %q; want exit 2 and one line naming %s", variable, value, code, out, variable)
 		}
-		if strings.Contains(out, secret) || strings.Contains(out, apiToken) || strings.Contains(out, "PRIVATE KEY") {
+		secretVar := variable == "GITHUB_WEBHOOK_SECRET" || variable == "QUEEN_API_TOKEN"
+		if strings.Contains(out, secret) || strings.Contains(out, apiToken) || strings.Contains(out, "PRIVATE KEY") ||
+			(secretVar && value != "" && strings.Contains(out, value)) {
 			t.Errorf("%s: output leaks a secret: %q", variable, out)
 		}
 	}
