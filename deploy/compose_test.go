@@ -99,12 +99,6 @@ func codeVariables(t *testing.T) map[string]bool {
 	return out
 }
 
-// awaitingCode are variables the lead's contract names for insecure URLs,
-// being implemented in parallel: the example documents them before the code
-// reads them.
-var awaitingCode = map[string]bool{
-	"QUEEN_ALLOW_INSECURE_URLS": true,
-}
 
 func TestEnvExampleListsEveryVariable(t *testing.T) {
 	code := codeVariables(t)
@@ -121,7 +115,7 @@ func TestEnvExampleListsEveryVariable(t *testing.T) {
 		}
 	}
 	for v := range example {
-		if !code[v] && !awaitingCode[v] {
+		if !code[v] {
 			t.Errorf("queen-app.env.example lists %s, which no binary reads", v)
 		}
 	}

@@ -99,29 +99,42 @@ func (s *stack) queued() []*asynq.TaskInfo {
 
 func TestWebhookBinaryRefusesBadConfigInOneLine(t *testing.T) {
 	s := newStack(t, nil)
-	cases := map[string]string{
-		"GITHUB_WEBHOOK_SECRET":  "",
-		"QUEEN_REDIS_URL":        "",
-		"QUEEN_API_TOKEN":        "",
-		"QUEEN_FREE_CLOSED_PR":   "maybe",
-		"GITHUB_APP_ID":          "x",
-		"GITHUB_APP_PRIVATE_KEY": "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n",
-		"QUEEN_LISTEN":           ":abc",
+	cases := []struct{ variable, value string }{
+		{"GITHUB_WEBHOOK_SECRET", ""},
+		{"GITHUB_WEBHOOK_SECRET", "short-secret"}, // under 16 characters
+		{"QUEEN_REDIS_URL", ""},
+		{"QUEEN_API_TOKEN", ""},
+		{"QUEEN_API_TOKEN", "short-token"},
+		{"QUEEN_FREE_CLOSED_PR", "maybe"},
+		{"GITHUB_APP_ID", "x"},
+		{"GITHUB_APP_PRIVATE_KEY", "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n"},
+		{"QUEEN_LISTEN", ":abc"},
+		{"QUEEN_BASE_BRANCH", "main..x"},
+		{"GITHUB_API_URL", "http://ghe.example.com/api/v3/"},
 	}
-	for variable, value := range cases {
+	for _, tc := range cases {
+		variable, value := tc.variable, tc.value
 		env := map[string]string{}
 		for k, v := range s.env {
 			env[k] = v
 		}
 		env[variable] = value
 		p := start(t, "webhook", env)
-		<-p.done
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Second):
+			p.kill()
+			t.Errorf("%s=%q: the webhook started, want it refused at start", variable, value)
+			continue
+		}
 		out := strings.TrimSpace(p.out.String())
 		if code := p.cmd.ProcessState.ExitCode(); code != 2 || strings.Count(out, "\n") != 0 ||
 			!strings.HasPrefix(out, "webhook: "+variable+":") {
 			t.Errorf("%s=%q: exit %d, output %q; want exit 2 and one line naming %s", variable, value, code, out, variable)
 		}
-		if strings.Contains(out, secret) || strings.Contains(out, apiToken) || strings.Contains(out, "PRIVATE KEY") {
+		secretVar := variable == "GITHUB_WEBHOOK_SECRET" || variable == "QUEEN_API_TOKEN"
+		if strings.Contains(out, secret) || strings.Contains(out, apiToken) || strings.Contains(out, "PRIVATE KEY") ||
+			(secretVar && value != "" && strings.Contains(out, value)) {
 			t.Errorf("%s: output leaks a secret: %q", variable, out)
 		}
 	}
@@ -155,5 +168,32 @@ func TestWebhookBinaryEnqueuesAndAnswers503WhileRedisIsDown(t *testing.T) {
 	})
 	if n := len(s.queued()); n != 2 {
 		t.Fatalf("after the redelivery: %d tasks, want 2 (d-1 and d-3)", n)
+	}
+}
+
+// Go's ServeMux once answered this PUT with a 307 to the cleaned path before
+// the token check, and a client following it wrote hive/t27#905.
+func TestAPIRefusesDotDotPathsBeforeAnything(t *testing.T) {
+	s := newStack(t, nil)
+	s.webhook()
+	path := s.apiURL + "/v1/repos/x/../" + repo + "/dispatches/905"
+	body := map[string]any{"started": true}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequest("PUT", path, strings.NewReader(`{"started": true}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := noFollow.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("PUT %s without a token: %d (Location %q), want 401", path, resp.StatusCode, resp.Header.Get("Location"))
+	}
+	var e map[string]any
+	if code := apiJSON(t, "PUT", path, apiToken, body, &e); code != http.StatusBadRequest || e["field"] != "path" {
+		t.Fatalf("PUT %s with the token, following redirects: %d %v, want 400 naming path", path, code, e)
+	}
+	if code := apiJSON(t, "GET", s.apiURL+"/v1/repos/"+repo+"/claims/905", apiToken, nil, nil); code != http.StatusNotFound {
+		t.Fatalf("%s#905 after the refused PUTs: %d, want 404 (no row written)", repo, code)
 	}
 }

@@ -22,18 +22,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/redisavail"
+	"github.com/queen-app/queen-app/internal/serve"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
 // MaxBodyBytes caps a request body.
 const MaxBodyBytes = 1 << 20
 
+// MaxInFlight bounds the authenticated requests served at once; past it a
+// request is a 503 at once. Each buffers at most MaxBodyBytes, so bodies
+// hold at most 64 MiB; the Queen's calls are short and few at a time.
+const MaxInFlight = 64
+
 // SourceHeader optionally names the writer recorded in the audit (import
 // tools, queenctl); "api" when absent.
 const SourceHeader = "X-Queen-Source"
-
-// requestTimeout bounds the ledger work of one request.
-const requestTimeout = 20 * time.Second
 
 // Config configures the API handler.
 type Config struct {
@@ -66,10 +70,13 @@ type server struct {
 	exporters   ExportWorkers
 	log         *slog.Logger
 	requests    *prometheus.CounterVec
-	routes      []route
+	inFlight    serve.Limiter
+	mux         *http.ServeMux
 }
 
-// New returns the handler of the /v1 routes. Mount it at "/v1/".
+// New returns the handler of the /v1 routes. Mount it so that it sees every
+// /v1 request's path as sent: on a ServeMux, which cleans paths with a
+// redirect first, a ".." path would skip the token check.
 func New(cfg Config) (http.Handler, error) {
 	switch {
 	case cfg.Token == "":
@@ -87,6 +94,7 @@ func New(cfg Config) (http.Handler, error) {
 		enqueuer:    cfg.Enqueuer,
 		exporters:   cfg.ExportWorkers,
 		log:         cfg.Logger,
+		inFlight:    serve.NewLimiter(MaxInFlight),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -108,29 +116,82 @@ func New(cfg Config) (http.Handler, error) {
 		}
 		s.requests = c
 	}
-	s.routes = []route{
-		{pattern: "/v1/repos/{owner}/{repo}/dispatches/{issue}", methods: map[string]handler{
-			http.MethodPut: {"put_dispatch", s.putDispatch}, http.MethodDelete: {"delete_dispatch", s.deleteDispatch}}},
-		{pattern: "/v1/repos/{owner}/{repo}/claims/{issue}", methods: map[string]handler{
-			http.MethodGet: {"get_claim", s.getClaim}}},
-		{pattern: "/v1/repos/{owner}/{repo}/claims/{issue}/free", methods: map[string]handler{
-			http.MethodPost: {"free", s.free}}},
-		{pattern: "/v1/repos/{owner}/{repo}/claims/{issue}/keep", methods: map[string]handler{
-			http.MethodPost: {"keep", s.keep}}},
-		{pattern: "/v1/claims", methods: map[string]handler{
-			http.MethodGet: {"list_claims", s.listClaims}}},
-		{pattern: "/v1/repos/{owner}/{repo}/held-paths", methods: map[string]handler{
-			http.MethodGet: {"held_paths", s.heldPaths}}},
-		{pattern: "/v1/repos/{owner}/{repo}/admission", methods: map[string]handler{
-			http.MethodPost: {"admission", s.admission}}},
-		{pattern: "/v1/repos/{owner}/{repo}/exports/{issue}/push", methods: map[string]handler{
-			http.MethodPost: {"export_push", s.exportPush}}},
-		{pattern: "/v1/audit", methods: map[string]handler{http.MethodGet: {"audit", s.audit}}},
-	}
-	for i := range s.routes {
-		s.routes[i].segs = strings.Split(strings.TrimPrefix(s.routes[i].pattern, "/"), "/")
-	}
+	s.mux = s.routes()
 	return s, nil
+}
+
+// endpoint is one route: a ServeMux method and pattern, and its name in
+// metrics and logs.
+type endpoint struct {
+	method, pattern, name string
+	fn                    func(ctx context.Context, w *responseWriter, r *request) error
+}
+
+func (s *server) endpoints() []endpoint {
+	const (
+		row   = "/v1/repos/{owner}/{repo}/dispatches/{issue}"
+		claim = "/v1/repos/{owner}/{repo}/claims/{issue}"
+	)
+	return []endpoint{
+		{http.MethodPut, row, "put_dispatch", s.putDispatch},
+		{http.MethodDelete, row, "delete_dispatch", s.deleteDispatch},
+		{http.MethodGet, claim, "get_claim", s.getClaim},
+		{http.MethodPost, claim + "/free", "free", s.free},
+		{http.MethodPost, claim + "/keep", "keep", s.keep},
+		{http.MethodGet, "/v1/claims", "list_claims", s.listClaims},
+		{http.MethodGet, "/v1/repos/{owner}/{repo}/held-paths", "held_paths", s.heldPaths},
+		{http.MethodPost, "/v1/repos/{owner}/{repo}/admission", "admission", s.admission},
+		{http.MethodPost, "/v1/repos/{owner}/{repo}/exports/{issue}/push", "export_push", s.exportPush},
+		{http.MethodGet, "/v1/audit", "audit", s.audit},
+	}
+}
+
+// routes registers every endpoint, a JSON 405 naming the allowed methods
+// for any other method on its path, and a JSON 404 for the rest.
+func (s *server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	allowed := map[string][]string{}
+	for _, e := range s.endpoints() {
+		mux.Handle(e.method+" "+e.pattern, s.handler(e))
+		allowed[e.pattern] = append(allowed[e.pattern], e.method)
+		if e.method == http.MethodGet {
+			allowed[e.pattern] = append(allowed[e.pattern], http.MethodHead) // ServeMux serves HEAD with GET
+		}
+	}
+	for pattern, methods := range allowed {
+		sort.Strings(methods)
+		allow := strings.Join(methods, ", ")
+		mux.HandleFunc(pattern, func(rw http.ResponseWriter, r *http.Request) {
+			w := rw.(*responseWriter)
+			w.route = "method_not_allowed"
+			w.Header().Set("Allow", allow)
+			w.fail(http.StatusMethodNotAllowed, r.Method+" is not allowed on "+pattern, "")
+		})
+	}
+	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
+		w := rw.(*responseWriter)
+		w.route = "not_found"
+		w.fail(http.StatusNotFound, "no such route: "+r.URL.Path, "")
+	})
+	return mux
+}
+
+// handler binds the path's parameters and runs e within the Redis budget.
+func (s *server) handler(e endpoint) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w := rw.(*responseWriter) // the mux is only ever served through ServeHTTP
+		w.route = e.name
+		req, err := s.bind(r)
+		if err != nil {
+			w.failErr(err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), redisavail.Budget)
+		defer cancel()
+		if err := e.fn(ctx, w, req); err != nil {
+			w.failErr(err)
+		}
+	})
 }
 
 // request is one matched request with its path parameters checked.
@@ -141,53 +202,21 @@ type request struct {
 	source string
 }
 
-type handler struct {
-	name string
-	fn   func(ctx context.Context, w *responseWriter, r *request) error
-}
-
-type route struct {
-	pattern string
-	segs    []string
-	methods map[string]handler
-}
-
-// match binds the route's {params} to the path's segments.
-func (rt *route) match(segs []string) (map[string]string, bool) {
-	if len(segs) != len(rt.segs) {
-		return nil, false
-	}
-	var params map[string]string
-	for i, p := range rt.segs {
-		if strings.HasPrefix(p, "{") {
-			if params == nil {
-				params = map[string]string{}
-			}
-			params[p[1:len(p)-1]] = segs[i]
-			continue
-		}
-		if p != segs[i] {
-			return nil, false
-		}
-	}
-	return params, true
-}
-
 func (s *server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	w := &responseWriter{ResponseWriter: rw}
 	start := time.Now()
-	name := s.serve(w, r)
+	s.serve(w, r)
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
 	if s.requests != nil {
-		s.requests.WithLabelValues(name, strconv.Itoa(w.code)).Inc()
+		s.requests.WithLabelValues(w.route, strconv.Itoa(w.code)).Inc()
 	}
 	level := slog.LevelDebug
 	if w.code >= 500 {
 		level = slog.LevelWarn
 	}
-	attrs := []slog.Attr{slog.String("method", r.Method), slog.String("route", name),
+	attrs := []slog.Attr{slog.String("method", r.Method), slog.String("route", w.route),
 		slog.Int("status", w.code), slog.Duration("took", time.Since(start))}
 	if w.err != nil {
 		attrs = append(attrs, slog.String("err", w.err.Error()))
@@ -195,45 +224,27 @@ func (s *server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	s.log.LogAttrs(r.Context(), level, "api request", attrs...)
 }
 
-// serve answers the request and returns the route's name for metrics and logs.
-func (s *server) serve(w *responseWriter, r *http.Request) string {
+// serve authenticates every request first, then bounds the requests in
+// flight, refuses a path ServeMux would redirect, and routes.
+func (s *server) serve(w *responseWriter, r *http.Request) {
 	if !s.authorized(r) {
+		w.route = "unauthorized"
 		w.Header().Set("WWW-Authenticate", `Bearer realm="queen-app"`)
 		w.fail(http.StatusUnauthorized, "missing or wrong bearer token in the Authorization header", "")
-		return "unauthorized"
+		return
 	}
-	segs := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	for i := range s.routes {
-		rt := &s.routes[i]
-		params, ok := rt.match(segs)
-		if !ok {
-			continue
-		}
-		h, ok := rt.methods[r.Method]
-		if !ok {
-			allow := make([]string, 0, len(rt.methods))
-			for m := range rt.methods {
-				allow = append(allow, m)
-			}
-			sort.Strings(allow)
-			w.Header().Set("Allow", strings.Join(allow, ", "))
-			w.fail(http.StatusMethodNotAllowed, r.Method+" is not allowed on "+rt.pattern, "")
-			return "method_not_allowed"
-		}
-		req, perr := s.bind(r, params)
-		if perr != nil {
-			w.failErr(perr)
-			return h.name
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-		defer cancel()
-		if err := h.fn(ctx, w, req); err != nil {
-			w.failErr(err)
-		}
-		return h.name
+	if !s.inFlight.Acquire() {
+		w.route = "busy"
+		serve.Refuse(w)
+		return
 	}
-	w.fail(http.StatusNotFound, "no such route: "+r.URL.Path, "")
-	return "not_found"
+	defer s.inFlight.Release()
+	if !serve.Canonical(r) {
+		w.route = "unclean_path"
+		w.fail(http.StatusBadRequest, serve.UncleanPathError, "path")
+		return
+	}
+	s.mux.ServeHTTP(w, r)
 }
 
 // authorized compares sha256 sums of the given and the expected token in
@@ -252,16 +263,16 @@ var sourcePattern = regexp.MustCompile(`^[A-Za-z0-9._:@/-]{1,64}$`)
 // ValidSource reports whether s may name a writer in SourceHeader.
 func ValidSource(s string) bool { return sourcePattern.MatchString(s) }
 
-func (s *server) bind(r *http.Request, params map[string]string) (*request, error) {
+func (s *server) bind(r *http.Request) (*request, error) {
 	req := &request{Request: r, source: "api"}
-	if owner, ok := params["owner"]; ok {
-		repo, err := parseRepo(owner + "/" + params["repo"])
+	if owner := r.PathValue("owner"); owner != "" {
+		repo, err := parseRepo(owner + "/" + r.PathValue("repo"))
 		if err != nil {
 			return nil, err
 		}
 		req.repo = repo
 	}
-	if s, ok := params["issue"]; ok {
+	if s := r.PathValue("issue"); s != "" {
 		n, err := parseIssue(s)
 		if err != nil {
 			return nil, err

@@ -462,14 +462,21 @@ func TestBadInputIsRefusedAndWritesNothing(t *testing.T) {
 		{"issue too big", "PUT", "/v1/repos/hive/t27/dispatches/99999999999", working, nil, 400, "issue"},
 		{"repo owner", "PUT", "/v1/repos/-hive/t27/dispatches/2", working, nil, 400, "repo"},
 		{"repo with space", "PUT", "/v1/repos/hive/t%2027/dispatches/2", working, nil, 400, "repo"},
-		{"repo dots", "PUT", "/v1/repos/hive/../dispatches/2", working, nil, 400, "repo"},
+		{"repo dots", "PUT", "/v1/repos/hive/../dispatches/2", working, nil, 400, "path"},
+		{"dot-dot to another row", "PUT", "/v1/repos/x/../hive/t27/dispatches/2", working, nil, 400, "path"},
+		{"dot-dot, no token", "PUT", "/v1/repos/x/../hive/t27/dispatches/2", working, []string{"Authorization", ""}, 401, ""},
+		{"escaped dot-dot", "PUT", "/v1/repos/x/%2E%2E/hive/t27/dispatches/2", working, nil, 400, "path"},
+		{"dot segment", "PUT", "/v1/repos/hive/t27/./dispatches/2", working, nil, 400, "path"},
+		{"double slash", "PUT", "/v1/repos/hive//t27/dispatches/2", working, nil, 400, "path"},
+		{"escaped slash in repo", "PUT", "/v1/repos/hive/t27%2Fx/dispatches/2", working, nil, 400, "repo"},
 		{"body over 1 MiB", "PUT", put2, big, nil, 413, ""},
 		{"form body", "PUT", put2, "started=true", []string{"Content-Type", "application/x-www-form-urlencoded"}, 415, ""},
 		{"no content type", "PUT", put2, working, []string{"Content-Type", ""}, 415, ""},
 		{"bad source", "PUT", put2, working, []string{api.SourceHeader, "a b"}, 400, api.SourceHeader},
 		{"wrong method", "PATCH", put2, working, nil, 405, ""},
 		{"unknown route", "PUT", "/v1/repos/hive/t27/dispatch/2", working, nil, 404, ""},
-		{"trailing slash", "PUT", put2 + "/", working, nil, 404, ""},
+		{"trailing slash", "PUT", put2 + "/", working, nil, 400, "path"},
+		{"trailing slash, no token", "PUT", put2 + "/", working, []string{"Authorization", ""}, 401, ""},
 		{"existing row, bad date", "PUT", put1, `{"send_backs": 0, "finished_at": "nope"}`, nil, 400, "finished_at"},
 		{"existing row, unknown field", "PUT", put1, `{"send_backs": 0, "sendbacks": 1}`, nil, 400, "sendbacks"},
 		{"existing row, big body", "PUT", put1, big, nil, 413, ""},
@@ -544,6 +551,11 @@ func TestRequestsAreCountedByRouteAndCode(t *testing.T) {
 	e.req(t, "PUT", "/v1/repos/hive/t27/dispatches/3", `{"x": 1}`)
 	e.req(t, "GET", "/v1/claims", "", "Authorization", "")
 	e.req(t, "GET", "/v1/claims", "")
+	e.req(t, "GET", "/v1/claims/", "")
+	e.req(t, "GET", "/v1/nothing", "")
+	e.req(t, "POST", "/v1/claims", "{}")
+	e.req(t, "GET", "/v1/repos/hive/t27/claims/1", "")
+	e.req(t, "HEAD", "/v1/repos/hive/t27/claims/1", "")
 	mfs, err := e.reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -557,9 +569,36 @@ func TestRequestsAreCountedByRouteAndCode(t *testing.T) {
 			got[label(m, "route")+" "+label(m, "code")] = m.GetCounter().GetValue()
 		}
 	}
-	want := map[string]float64{"put_dispatch 200": 2, "put_dispatch 400": 1, "unauthorized 401": 1, "list_claims 200": 1}
+	want := map[string]float64{"put_dispatch 200": 2, "put_dispatch 400": 1, "unauthorized 401": 1, "list_claims 200": 1,
+		"unclean_path 400": 1, "not_found 404": 1, "method_not_allowed 405": 1, "get_claim 200": 2}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("counters %v, want %v", got, want)
+	}
+}
+
+// Errors of the routing itself are JSON too, and a 405 says what is allowed.
+func TestRoutingAnswersAreJSON(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.put(t, "hive/t27", 1, working)
+	e.req(t, "GET", "/v1/repos/hive/t27/dispatch/1", "").mustCode(t, 404, "")
+	e.req(t, "GET", "/v1", "").mustCode(t, 404, "")
+	for path, allow := range map[string]string{
+		"/v1/repos/hive/t27/dispatches/1":   "DELETE, PUT",
+		"/v1/repos/hive/t27/claims/1":       "GET, HEAD",
+		"/v1/repos/hive/t27/claims/1/free":  "POST",
+		"/v1/claims":                        "GET, HEAD",
+		"/v1/repos/hive/t27/exports/1/push": "POST",
+		"/v1/repos/hive/t27/admission":      "POST",
+		"/v1/repos/hive/t27/held-paths":     "GET, HEAD",
+	} {
+		r := e.req(t, "PATCH", path, "{}")
+		r.mustCode(t, 405, "")
+		if got := r.header.Get("Allow"); got != allow {
+			t.Errorf("PATCH %s: Allow %q, want %q", path, got, allow)
+		}
+	}
+	if r := e.req(t, "HEAD", "/v1/repos/hive/t27/claims/1", ""); r.code != 200 || len(r.body) != 0 {
+		t.Fatalf("HEAD on a claim: %d %q, want 200 with no body", r.code, r.body)
 	}
 }
 

@@ -2,12 +2,10 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,6 +15,7 @@ import (
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/redisavail"
 )
 
 // Error is the body of every error answer.
@@ -40,11 +39,13 @@ func badField(field, problem string) error {
 
 func badRequest(msg string) error { return &apiError{code: http.StatusBadRequest, msg: msg} }
 
-// responseWriter remembers the status and the internal error for the log.
+// responseWriter remembers the route, the status and the internal error
+// for metrics and the log.
 type responseWriter struct {
 	http.ResponseWriter
-	code int
-	err  error // logged, never sent
+	route string
+	code  int
+	err   error // logged, never sent
 }
 
 func (w *responseWriter) WriteHeader(code int) {
@@ -80,7 +81,6 @@ func (w *responseWriter) fail(code int, msg, field string) {
 func (w *responseWriter) failErr(err error) {
 	var ae *apiError
 	var fe *dispatch.FieldError
-	var ne net.Error
 	switch {
 	case errors.As(err, &ae):
 		w.fail(ae.code, ae.msg, ae.field)
@@ -91,7 +91,7 @@ func (w *responseWriter) failErr(err error) {
 	case errors.Is(err, ledger.ErrConflict):
 		w.err = err
 		w.fail(http.StatusConflict, "the row changed concurrently; retry", "")
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne):
+	case redisavail.Unavailable(err):
 		w.err = err
 		w.fail(http.StatusServiceUnavailable, "the claims ledger is unavailable; retry", "")
 	default:

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/githubapp"
@@ -35,6 +36,10 @@ const (
 	DefaultWorkerAPIListen  = ":8082" // health and metrics of worker
 	DefaultQueenAPI         = "http://127.0.0.1:8081"
 )
+
+// MinSecretLen is the fewest characters a webhook secret or the API token
+// may have: shorter ones can be guessed.
+const MinSecretLen = 16
 
 // Config is every setting of the design.
 type Config struct {
@@ -88,6 +93,7 @@ func FromEnv(role Role) (*Config, error) { return Load(role, os.Getenv) }
 // Load loads the configuration for role through getenv.
 func Load(role Role, getenv func(string) string) (*Config, error) {
 	r := reader{getenv: getenv}
+	r.insecure = r.flag("QUEEN_ALLOW_INSECURE_URLS")
 	c := &Config{
 		RedisURL: r.str(redisconn.URLVar, ""),
 		// Passwords are taken byte for byte, spaces included.
@@ -127,6 +133,9 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 	if c.ExportRepo != "" && !ghrepo.Valid(c.ExportRepo) {
 		return nil, &Error{"QUEEN_EXPORT_REPO", "must be owner/name"}
 	}
+	if !ValidBranchName(c.BaseBranch) {
+		return nil, &Error{"QUEEN_BASE_BRANCH", "is not a valid git branch name"}
+	}
 	switch role {
 	case Webhook, Worker:
 		if c.RedisURL == "" {
@@ -142,6 +151,17 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 			if c.APIToken == "" {
 				return nil, &Error{"QUEEN_API_TOKEN", "is required"}
 			}
+			if err := longEnough("GITHUB_WEBHOOK_SECRET", c.WebhookSecret); err != nil {
+				return nil, err
+			}
+			if c.WebhookSecretPrev != "" {
+				if err := longEnough("GITHUB_WEBHOOK_SECRET_PREVIOUS", c.WebhookSecretPrev); err != nil {
+					return nil, err
+				}
+			}
+			if err := longEnough("QUEEN_API_TOKEN", c.APIToken); err != nil {
+				return nil, err
+			}
 		}
 		if role == Worker && c.ExportURL != "" {
 			if c.ExportToken == "" {
@@ -155,8 +175,18 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		if c.APIToken == "" {
 			return nil, &Error{"QUEEN_API_TOKEN", "is required"}
 		}
+		if err := longEnough("QUEEN_API_TOKEN", c.APIToken); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
+}
+
+func longEnough(name, secret string) error {
+	if utf8.RuneCountInString(secret) < MinSecretLen {
+		return &Error{name, fmt.Sprintf("must be at least %d characters", MinSecretLen)}
+	}
+	return nil
 }
 
 func apiListenOf(role Role) string {
@@ -180,6 +210,7 @@ func (c *Config) Redis() (*redisconn.Spec, error) {
 // LoadApp reads only the App id and key, for queenctl deliveries.
 func LoadApp(getenv func(string) string) (*Config, error) {
 	r := reader{getenv: getenv}
+	r.insecure = r.flag("QUEEN_ALLOW_INSECURE_URLS")
 	c := &Config{APIURL: r.url("GITHUB_API_URL", "https://api.github.com/")}
 	if r.err != nil {
 		return nil, r.err
@@ -191,8 +222,9 @@ func LoadApp(getenv func(string) string) (*Config, error) {
 }
 
 type reader struct {
-	getenv func(string) string
-	err    error
+	getenv   func(string) string
+	insecure bool // QUEEN_ALLOW_INSECURE_URLS: http:// off loopback too
+	err      error
 }
 
 func (r *reader) fail(name, problem string) {
@@ -224,7 +256,22 @@ func (r *reader) url(name, def string) string {
 		r.fail(name, "must not carry credentials (user:password@)")
 		return ""
 	}
+	if u.Scheme == "http" && !r.insecure && !Loopback(u.Hostname()) {
+		// Tokens travel with these requests: in clear only on this host.
+		r.fail(name, "must be https:// unless on loopback (or set QUEEN_ALLOW_INSECURE_URLS=on)")
+		return ""
+	}
 	return v
+}
+
+// Loopback reports whether host (a URL's Hostname) is this machine:
+// localhost, 127.0.0.0/8 or ::1.
+func Loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (r *reader) listen(name, def string) string {
@@ -307,4 +354,29 @@ func pathError(err error) string {
 		return fmt.Sprintf("%s %s", pe.Path, pe.Err)
 	}
 	return err.Error()
+}
+
+// ValidBranchName reports whether name is a branch name git accepts, by
+// git check-ref-format's rules for refs/heads/<name>: no control character,
+// space, ~ ^ : ? * [ or \; no "..", "@{", doubled slash or leading or
+// trailing slash; no component that starts with "." or ends with ".lock";
+// not ending with "."; not "@"; and, as git branch refuses them, not
+// starting with "-" and not HEAD.
+func ValidBranchName(name string) bool {
+	switch {
+	case name == "", name == "@", name == "HEAD", strings.HasPrefix(name, "-"),
+		strings.HasSuffix(name, "."), strings.Contains(name, ".."), strings.Contains(name, "@{"):
+		return false
+	}
+	for _, c := range []byte(name) {
+		if c < 0x20 || c == 0x7f || strings.IndexByte(" ~^:?*[\\", c) >= 0 {
+			return false
+		}
+	}
+	for _, comp := range strings.Split(name, "/") {
+		if comp == "" || strings.HasPrefix(comp, ".") || strings.HasSuffix(comp, ".lock") {
+			return false
+		}
+	}
+	return true
 }

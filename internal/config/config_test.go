@@ -36,8 +36,8 @@ func base() map[string]string {
 		"QUEEN_REDIS_URL":        "redis://127.0.0.1:6379/0",
 		"GITHUB_APP_ID":          "42",
 		"GITHUB_APP_PRIVATE_KEY": keyPEM,
-		"GITHUB_WEBHOOK_SECRET":  "s3cret-value",
-		"QUEEN_API_TOKEN":        "api-token-value",
+		"GITHUB_WEBHOOK_SECRET":  "s3cret-value-5e0c",
+		"QUEEN_API_TOKEN":        "api-token-value-91d4",
 	}
 }
 
@@ -96,6 +96,23 @@ func TestEachBadValueNamesItsVariable(t *testing.T) {
 		{Worker, map[string]string{"QUEEN_EXPORT_URL": "https://e.example/x", "QUEEN_EXPORT_TOKEN": "t"}, nil, "QUEEN_EXPORT_REPO"},
 		{Worker, map[string]string{"QUEEN_EXPORT_REPO": "noslash"}, nil, "QUEEN_EXPORT_REPO"},
 		{CLI, nil, []string{"QUEEN_API_TOKEN"}, "QUEEN_API_TOKEN"},
+		// Secrets too short to resist guessing.
+		{Webhook, map[string]string{"GITHUB_WEBHOOK_SECRET": "short-secret-15"}, nil, "GITHUB_WEBHOOK_SECRET"},
+		{Webhook, map[string]string{"GITHUB_WEBHOOK_SECRET_PREVIOUS": "short-secret-15"}, nil, "GITHUB_WEBHOOK_SECRET_PREVIOUS"},
+		{Webhook, map[string]string{"QUEEN_API_TOKEN": "short-token-15c"}, nil, "QUEEN_API_TOKEN"},
+		{CLI, map[string]string{"QUEEN_API_TOKEN": "short-token-15c"}, nil, "QUEEN_API_TOKEN"},
+		// A base branch git would refuse.
+		{Worker, map[string]string{"QUEEN_BASE_BRANCH": "release..1"}, nil, "QUEEN_BASE_BRANCH"},
+		{Worker, map[string]string{"QUEEN_BASE_BRANCH": "-master"}, nil, "QUEEN_BASE_BRANCH"},
+		{Webhook, map[string]string{"QUEEN_BASE_BRANCH": "main branch"}, nil, "QUEEN_BASE_BRANCH"},
+		// Plain http off loopback, without QUEEN_ALLOW_INSECURE_URLS.
+		{Webhook, map[string]string{"GITHUB_API_URL": "http://ghe.example.com/api/v3/"}, nil, "GITHUB_API_URL"},
+		{Worker, map[string]string{"GITHUB_GRAPHQL_URL": "http://ghe.example.com/api/graphql"}, nil, "GITHUB_GRAPHQL_URL"},
+		{Worker, map[string]string{"GITHUB_GIT_URL": "http://10.0.0.7/"}, nil, "GITHUB_GIT_URL"},
+		{Worker, map[string]string{"QUEEN_EXPORT_URL": "http://export.example/x", "QUEEN_EXPORT_TOKEN": "t", "QUEEN_EXPORT_REPO": "hive/t27"}, nil, "QUEEN_EXPORT_URL"},
+		{Worker, map[string]string{"GITHUB_API_URL": "http://127.0.0.1.example.com/"}, nil, "GITHUB_API_URL"},
+		{Worker, map[string]string{"GITHUB_API_URL": "http://localhost.example.com/"}, nil, "GITHUB_API_URL"},
+		{Worker, map[string]string{"QUEEN_ALLOW_INSECURE_URLS": "sure"}, nil, "QUEEN_ALLOW_INSECURE_URLS"},
 	}
 	for _, tc := range cases {
 		m := base()
@@ -114,10 +131,49 @@ func TestEachBadValueNamesItsVariable(t *testing.T) {
 		if !strings.HasPrefix(msg, tc.variable+":") || strings.Contains(msg, "\n") {
 			t.Errorf("%v %v: error %q, want one line starting with %s", tc.set, tc.unset, msg, tc.variable)
 		}
-		for _, secret := range []string{"s3cret-value", "api-token-value", keyBody, "redis-pw-value"} {
+		for _, secret := range []string{"s3cret-value-5e0c", "api-token-value-91d4", "short-secret-15", "short-token-15c", keyBody, "redis-pw-value"} {
 			if strings.Contains(msg, secret) {
 				t.Errorf("error %q leaks a secret", msg)
 			}
+		}
+	}
+}
+
+func TestPlainHTTPOnlyOnLoopbackOrWhenAllowed(t *testing.T) {
+	for _, u := range []string{"http://127.0.0.1:9999/", "http://127.8.0.1/", "http://[::1]:8080/", "http://localhost:8080/", "http://LOCALHOST/"} {
+		m := base()
+		m["GITHUB_API_URL"], m["GITHUB_GIT_URL"] = u, u
+		m["QUEEN_EXPORT_URL"], m["QUEEN_EXPORT_TOKEN"], m["QUEEN_EXPORT_REPO"] = u+"export", "t", "hive/t27"
+		if _, err := Load(Worker, env(m)); err != nil {
+			t.Errorf("%s on loopback: %v", u, err)
+		}
+	}
+	m := base()
+	m["GITHUB_API_URL"], m["QUEEN_ALLOW_INSECURE_URLS"] = "http://ghe.example.com/api/v3/", "on"
+	c, err := Load(Webhook, env(m))
+	if err != nil {
+		t.Fatalf("http:// with QUEEN_ALLOW_INSECURE_URLS=on: %v", err)
+	}
+	if c.APIURL != "http://ghe.example.com/api/v3/" || c.GraphQLURL != "http://ghe.example.com/api/graphql" {
+		t.Fatalf("URLs %q %q", c.APIURL, c.GraphQLURL)
+	}
+	delete(m, "QUEEN_ALLOW_INSECURE_URLS")
+	if _, err := LoadApp(env(m)); err == nil || !strings.HasPrefix(err.Error(), "GITHUB_API_URL:") {
+		t.Fatalf("LoadApp with http:// off loopback: %v, want an error naming GITHUB_API_URL", err)
+	}
+}
+
+// Branch names as git check-ref-format --branch decides them.
+func TestValidBranchName(t *testing.T) {
+	for _, ok := range []string{"master", "main", "release/1.2", "feature/x-y_z", "v1.0", "a.b/c.d", "queen-12", "ü"} {
+		if !ValidBranchName(ok) {
+			t.Errorf("%q refused, git accepts it", ok)
+		}
+	}
+	for _, bad := range []string{"", "-x", "HEAD", "@", "a..b", "a b", "a~b", "a^b", "a:b", "a?b", "a*b", "a[b", `a\b`,
+		"a\x01b", "a\x7fb", "/a", "a/", "a//b", ".a", "a/.b", "a.", "a.lock", "a/b.lock/c", "a@{b", "a/.", "."} {
+		if ValidBranchName(bad) {
+			t.Errorf("%q accepted, git refuses it", bad)
 		}
 	}
 }

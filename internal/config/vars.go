@@ -66,6 +66,8 @@ var Vars = []Var{
 	{Name: "GITHUB_API_URL", Meaning: "GitHub's REST base, used verbatim (Enterprise: https://HOST/api/v3/)",
 		Default: "https://api.github.com/", Roles: app},
 	{Name: "GITHUB_GRAPHQL_URL", Meaning: "GitHub's GraphQL endpoint", DefaultText: "derived from GITHUB_API_URL", Roles: worker},
+	{Name: "QUEEN_ALLOW_INSECURE_URLS", Meaning: "on: allow http:// GitHub, export and API URLs off loopback", Default: "off",
+		Roles: []Role{Webhook, Worker, CLI, Deliveries}},
 	{Name: "GITHUB_GIT_URL", Meaning: "base URL of git fetch and push", Default: "https://github.com/", Roles: worker},
 	{Name: "QUEEN_LISTEN", Meaning: "address of the webhook receiver (POST /webhook)", Default: DefaultListen, Roles: webhook},
 	{Name: "QUEEN_API_LISTEN", Meaning: "address of /healthz, /readyz, /metrics (and the claims API on webhook)",

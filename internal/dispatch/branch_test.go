@@ -47,9 +47,9 @@ func TestApplyRefusesAnotherBranch(t *testing.T) {
 
 func TestValidHead(t *testing.T) {
 	for s, want := range map[string]bool{
-		"0123456789abcdef0123456789abcdef01234567": true,
-		"0123456789ABCDEF0123456789abcdef01234567": false,
-		"0123456789abcdef0123456789abcdef0123456":  false,
+		"0123456789abcdef0123456789abcdef01234567":                         true,
+		"0123456789ABCDEF0123456789abcdef01234567":                         false,
+		"0123456789abcdef0123456789abcdef0123456":                          false,
 		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef": false, // SHA-256: not a judged head
 		"": false, "HEAD": false,
 	} {

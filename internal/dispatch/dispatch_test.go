@@ -218,4 +218,3 @@ func TestExplainNamesInputsAndRules(t *testing.T) {
 		}
 	}
 }
-

@@ -21,21 +21,26 @@ import (
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/installs"
+	"github.com/queen-app/queen-app/internal/redisavail"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
 // MaxBodyBytes caps a delivery's body; GitHub caps payloads at 25 MiB.
 const MaxBodyBytes = 25 << 20
 
+// MaxInFlight bounds the deliveries served at once; past it a delivery is a
+// 503, which GitHub's redelivery brings back. Each buffers its body before
+// the signature can be checked, so a flood of unsigned 25 MiB bodies holds
+// at most 32 × 25 MiB = 800 MiB (up to twice that for chunked bodies, whose
+// buffer grows by doubling). GitHub's deliveries take milliseconds each and
+// rarely overlap.
+const MaxInFlight = 32
+
 // Request headers GitHub sets on every delivery.
 const (
 	EventHeader    = "X-GitHub-Event"
 	DeliveryHeader = "X-GitHub-Delivery"
 )
-
-// storeTimeout bounds each Redis call so a hung Redis answers 503 before
-// GitHub's 10 s delivery timeout gives up.
-const storeTimeout = 8 * time.Second
 
 // Enqueuer stores tasks durably; *tasks.Enqueuer is one. A task id that
 // already exists is tasks.AlreadyEnqueued with a nil error.
@@ -185,6 +190,10 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *delivery) out
 	if len(bytes.TrimSpace(body)) == 0 {
 		return fail(http.StatusBadRequest, "empty body")
 	}
+	// One Redis budget for the whole delivery, so a slow Redis answers 503
+	// before GitHub's 10 s delivery timeout gives up.
+	ctx, cancel := context.WithTimeout(r.Context(), redisavail.Budget)
+	defer cancel()
 	switch d.event {
 	case "ping":
 		if !json.Valid(body) {
@@ -192,11 +201,11 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *delivery) out
 		}
 		return outcome{code: http.StatusOK, status: "pong"}
 	case "pull_request":
-		return h.pullRequest(r.Context(), d, body)
+		return h.pullRequest(ctx, d, body)
 	case "installation":
-		return h.installation(r.Context(), d, body)
+		return h.installation(ctx, d, body)
 	case "installation_repositories":
-		return h.installationRepositories(r.Context(), d, body)
+		return h.installationRepositories(ctx, d, body)
 	}
 	if !json.Valid(body) {
 		return fail(http.StatusBadRequest, "body is not valid JSON")
@@ -264,18 +273,14 @@ func (h *handler) pullRequest(ctx context.Context, d *delivery, body []byte) out
 	if ev.Installation != nil {
 		d.attrs = append(d.attrs, slog.Int64("installation_id", ev.Installation.ID))
 	}
-	lctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	instID, suspended, installed, err := h.installs.Lookup(lctx, repo.FullName)
-	cancel()
+	instID, suspended, installed, err := h.installs.Lookup(ctx, repo.FullName)
 	if err != nil {
 		return unavailable(err)
 	}
 	if !installed {
 		// Before the first sync "not installed" means "not known yet":
 		// ignoring would lose the delivery, a 503 has GitHub keep it.
-		sctx, cancel := context.WithTimeout(ctx, storeTimeout)
-		synced, err := h.installs.Synced(sctx)
-		cancel()
+		synced, err := h.installs.Synced(ctx)
 		switch {
 		case err != nil:
 			return unavailable(err)
@@ -304,9 +309,7 @@ func (h *handler) pullRequest(ctx context.Context, d *delivery, body []byte) out
 	}
 	id := tasks.ReevaluateID(p)
 	d.attrs = append(d.attrs, slog.String("task_id", id))
-	ectx, cancel := context.WithTimeout(ctx, storeTimeout)
-	res, err := h.enqueuer.Enqueue(ectx, task)
-	cancel()
+	res, err := h.enqueuer.Enqueue(ctx, task)
 	if err != nil {
 		h.enqueued(tasks.TypeReevaluate, "error")
 		return unavailable(err)
@@ -351,8 +354,6 @@ func (h *handler) installation(ctx context.Context, d *delivery, body []byte) ou
 		return *bad
 	}
 	id := ev.Installation.ID
-	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	defer cancel()
 	var err error
 	switch ev.Action {
 	case "deleted":
@@ -401,8 +402,6 @@ func (h *handler) installationRepositories(ctx context.Context, d *delivery, bod
 		return fail(http.StatusBadRequest, "installation_repositories payload has a bad repository full_name")
 	}
 	d.attrs = append(d.attrs, slog.Int("repos", len(names)))
-	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	defer cancel()
 	var err error
 	if ev.Action == "added" {
 		err = h.installs.AddRepos(ctx, ev.Installation.ID, names...)
@@ -432,7 +431,13 @@ func ignored(reason string) outcome {
 	return outcome{code: http.StatusAccepted, status: "ignored", reason: reason}
 }
 
+// unavailable answers a failed Redis call: 503 when Redis is unavailable,
+// so GitHub marks the delivery failed for the redelivery job; any other
+// error is a bug, a 500.
 func unavailable(err error) outcome {
+	if !redisavail.Unavailable(err) {
+		return outcome{code: http.StatusInternalServerError, status: "internal error", err: err}
+	}
 	return outcome{code: http.StatusServiceUnavailable, status: "store unavailable, retry later", err: err}
 }
 

@@ -53,6 +53,7 @@ type App struct {
 	api        *url.URL
 	graphqlURL string
 	base       http.RoundTripper
+	origins    origins // where redirects may lead
 	timeout    time.Duration
 	userAgent  string
 	appClient  *github.Client
@@ -93,7 +94,8 @@ func New(cfg Config) (*App, error) {
 	if gql == "" {
 		gql = GraphQLURLFor(api.String())
 	}
-	if _, err := parseBase(gql); err != nil {
+	gqlURL, err := parseBase(gql)
+	if err != nil {
 		return nil, fmt.Errorf("githubapp: GraphQLURL: %v", err)
 	}
 	a := &App{
@@ -101,6 +103,7 @@ func New(cfg Config) (*App, error) {
 		key:        key,
 		api:        api,
 		graphqlURL: gql,
+		origins:    originsOf(api, gqlURL),
 		base:       http.DefaultTransport,
 		timeout:    defaultTimeout,
 		userAgent:  cfg.UserAgent,
@@ -118,7 +121,7 @@ func New(cfg Config) (*App, error) {
 		}
 	}
 	a.base = &wire{next: a.base, userAgent: a.userAgent, metrics: cfg.Metrics}
-	a.appClient = a.newGitHub(&http.Client{Transport: a.appsTransport(), Timeout: a.timeout})
+	a.appClient = a.newGitHub(a.client(a.appsTransport()))
 	return a, nil
 }
 
@@ -182,8 +185,14 @@ func parseBase(s string) (*url.URL, error) {
 func (a *App) appsTransport() *ghinstallation.AppsTransport {
 	atr := ghinstallation.NewAppsTransportFromPrivateKey(a.base, a.appID, a.key)
 	atr.BaseURL = a.api.String()
-	atr.Client = &http.Client{Transport: a.base, Timeout: a.timeout}
+	atr.Client = a.client(a.base)
 	return atr
+}
+
+// client is an http.Client over tr that follows redirects only within the
+// API.
+func (a *App) client(tr http.RoundTripper) *http.Client {
+	return &http.Client{Transport: tr, Timeout: a.timeout, CheckRedirect: a.origins.checkRedirect}
 }
 
 func (a *App) newGitHub(hc *http.Client) *github.Client {
@@ -209,8 +218,8 @@ func (a *App) installation(id int64) (*installation, error) {
 	}
 	tr := ghinstallation.NewFromAppsTransport(a.appsTransport(), id)
 	tr.BaseURL = a.api.String()
-	tr.Client = &http.Client{Transport: a.base, Timeout: a.timeout}
-	hc := &http.Client{Transport: tr, Timeout: a.timeout}
+	tr.Client = a.client(a.base)
+	hc := a.client(tr)
 	in := &installation{tr: tr, http: hc, gh: a.newGitHub(hc)}
 	a.installs[id] = in
 	return in, nil

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/hibiken/asynq"
@@ -89,12 +90,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 		return err
 	}
 
-	hookMux := http.NewServeMux()
-	hookMux.Handle(WebhookPath, hook)
-	apiMux := metrics.Health(reg, map[string]metrics.Check{
+	health := metrics.Health(reg, map[string]metrics.Check{
 		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
 	})
-	apiMux.Handle("/v1/", claims)
 
 	// Either server failing stops both.
 	errc := make(chan error, 2)
@@ -111,8 +109,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 			errc <- err
 		}()
 	}
-	run(cfg.Listen, ls.Webhook, hookMux)
-	run(cfg.APIListen, ls.API, apiMux)
+	run(cfg.Listen, ls.Webhook, hookHandler(hook))
+	run(cfg.APIListen, ls.API, apiHandler(health, claims))
 	err = errors.Join(<-errc, <-errc)
 	client.Close()
 	return err
@@ -125,6 +123,32 @@ type ackedEnqueuer struct{ *tasks.Enqueuer }
 
 func (e ackedEnqueuer) Enqueue(ctx context.Context, t *asynq.Task) (tasks.Result, error) {
 	return e.Enqueuer.Enqueue(redisconn.WithReplicaAck(ctx), t)
+}
+
+// Neither listener ever redirects: ServeMux answers an unclean path with a
+// redirect before any handler runs, so those paths are refused in front of
+// it.
+
+// hookHandler serves QUEEN_LISTEN: POST /webhook, at most
+// ghevents.MaxInFlight at a time.
+func hookHandler(hook http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(WebhookPath, hook)
+	return serve.Limit(ghevents.MaxInFlight, serve.RefuseUnclean(mux))
+}
+
+// apiHandler serves QUEEN_API_LISTEN: /v1 requests reach the claims API with
+// their path as sent, so it authenticates them before anything else; health
+// and metrics are beside it.
+func apiHandler(health *http.ServeMux, claims http.Handler) http.Handler {
+	rest := serve.RefuseUnclean(health)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "/v1" || strings.HasPrefix(p, "/v1/") {
+			claims.ServeHTTP(w, r)
+			return
+		}
+		rest.ServeHTTP(w, r)
+	})
 }
 
 func must[T any](v T, err error) T {
