@@ -11,6 +11,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"time"
 
@@ -48,8 +49,34 @@ func Unavailable(err error) bool {
 		errors.As(err, &ne), errors.As(err, &rhe), errors.As(err, &cve), errors.As(err, &alert):
 		return true
 	}
-	return redis.IsLoadingError(err) || redis.IsMasterDownError(err) || redis.IsClusterDownError(err) ||
+	if redis.IsLoadingError(err) || redis.IsMasterDownError(err) || redis.IsClusterDownError(err) ||
 		redis.IsTryAgainError(err) || redis.IsReadOnlyError(err) || redis.IsOOMError(err) ||
 		redis.IsMaxClientsError(err) || redis.IsNoReplicasError(err) ||
-		redis.IsAuthError(err) || redis.IsPermissionError(err)
+		redis.IsAuthError(err) || redis.IsPermissionError(err) {
+		return true
+	}
+	return asynqUnavailable(err.Error())
+}
+
+// asynq formats a script's Redis error into its own text ("redis eval
+// error: dial tcp ...: connection refused"), so its enqueue errors keep no
+// chain to inspect: read what it kept. Only behind asynq's markers, so no
+// other error is judged by its words.
+func asynqUnavailable(msg string) bool {
+	if !strings.Contains(msg, "redis eval error: ") && !strings.Contains(msg, "redis command error: ") {
+		return false
+	}
+	for _, s := range asynqSigns {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+var asynqSigns = []string{
+	"dial tcp", "connection refused", "connection reset", "broken pipe", "i/o timeout", "EOF",
+	"context deadline exceeded", "context canceled", "connection pool timeout", "client is closed",
+	"LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "READONLY ", "OOM ", "NOREPLICAS ",
+	"NOAUTH ", "WRONGPASS ", "NOPERM ", "max number of clients",
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/redisavail"
@@ -94,5 +95,28 @@ func TestOtherErrorsAreNotUnavailability(t *testing.T) {
 		if redisavail.Unavailable(err) {
 			t.Errorf("%s: %v recognised as Redis unavailable", name, err)
 		}
+	}
+}
+
+// asynq formats the Redis error of its scripts into text: an enqueue
+// against a Redis that is down is still unavailability, and one that hit a
+// damaged key is still a bug.
+func TestAsynqEnqueueErrorsAreJudgedToo(t *testing.T) {
+	enqueue := func(rdb redis.UniversalClient) error {
+		c := asynq.NewClientFromRedisClient(rdb)
+		_, err := c.Enqueue(asynq.NewTask("t", nil, asynq.TaskID("id-1"), asynq.ProcessIn(time.Minute)))
+		return err
+	}
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	defer down.Close()
+	if err := enqueue(down); !redisavail.Unavailable(err) {
+		t.Errorf("enqueue on a Redis that is down: %v not recognised", err)
+	}
+	s := redistest.Start(t)
+	if err := s.Client().Set(context.Background(), "asynq:{default}:scheduled", "not a zset", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := enqueue(s.Client()); err == nil || redisavail.Unavailable(err) {
+		t.Errorf("enqueue onto a damaged key: %v; want an error that is not unavailability", err)
 	}
 }
