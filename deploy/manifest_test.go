@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/queen-app/queen-app/internal/ghevents"
 	"github.com/queen-app/queen-app/internal/webhookserver"
 )
 
@@ -182,29 +183,9 @@ var deliveredToEveryApp = map[string]bool{"ping": true, "installation": true, "i
 // handledEvents are the X-GitHub-Event values internal/ghevents switches on.
 func handledEvents(t *testing.T) []string {
 	t.Helper()
-	var out []string
-	for _, f := range parseDir(t, "../internal/ghevents") {
-		ast.Inspect(f, func(n ast.Node) bool {
-			sw, ok := n.(*ast.SwitchStmt)
-			if !ok {
-				return true
-			}
-			if sel, ok := sw.Tag.(*ast.SelectorExpr); !ok || sel.Sel.Name != "event" {
-				return true
-			}
-			for _, s := range sw.Body.List {
-				for _, e := range s.(*ast.CaseClause).List {
-					if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						v, _ := strconv.Unquote(lit.Value)
-						out = append(out, v)
-					}
-				}
-			}
-			return true
-		})
-	}
+	out := ghevents.Events()
 	if len(out) == 0 {
-		t.Fatal("found no switch on the event in internal/ghevents")
+		t.Fatal("ghevents acts on no event")
 	}
 	return out
 }

@@ -13,13 +13,12 @@ import (
 	"mime"
 	"net/http"
 	"regexp"
+	"sort"
 	"strconv"
 	"time"
 
 	"github.com/hibiken/asynq"
 
-	"github.com/queen-app/queen-app/internal/dispatch"
-	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/installs"
 	"github.com/queen-app/queen-app/internal/redisavail"
 	"github.com/queen-app/queen-app/internal/tasks"
@@ -85,6 +84,7 @@ type Config struct {
 }
 
 type handler struct {
+	events   map[string]eventFunc
 	secrets  [][]byte
 	enqueuer Enqueuer
 	installs Installs
@@ -99,6 +99,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		enqueuer: cfg.Enqueuer, installs: cfg.Installs, delay: cfg.ReevaluateDelay,
 		log: cfg.Logger, metrics: cfg.Metrics,
 	}
+	h.events = h.on()
 	for _, s := range cfg.Secrets {
 		if len(s) > 0 {
 			h.secrets = append(h.secrets, bytes.Clone(s))
@@ -194,23 +195,38 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *delivery) out
 	// before GitHub's 10 s delivery timeout gives up.
 	ctx, cancel := context.WithTimeout(r.Context(), redisavail.Budget)
 	defer cancel()
-	switch d.event {
-	case "ping":
-		if !json.Valid(body) {
-			return fail(http.StatusBadRequest, "body is not valid JSON")
-		}
-		return outcome{code: http.StatusOK, status: "pong"}
-	case "pull_request":
-		return h.pullRequest(ctx, d, body)
-	case "installation":
-		return h.installation(ctx, d, body)
-	case "installation_repositories":
-		return h.installationRepositories(ctx, d, body)
+	if on, ok := h.events[d.event]; ok {
+		return on(ctx, d, body)
 	}
 	if !json.Valid(body) {
 		return fail(http.StatusBadRequest, "body is not valid JSON")
 	}
 	return ignored("event not acted on")
+}
+
+// eventFunc handles one event's verified delivery.
+type eventFunc func(ctx context.Context, d *delivery, body []byte) outcome
+
+// on is the handler of each event queen-app acts on, one file each.
+func (h *handler) on() map[string]eventFunc {
+	return map[string]eventFunc{
+		"ping":                      h.ping,
+		"pull_request":              h.pullRequest,
+		"installation":              h.installation,
+		"installation_repositories": h.installationRepositories,
+	}
+}
+
+// Events are the events the receiver acts on (the App's manifest subscribes
+// to those GitHub does not send every App anyway).
+func Events() []string {
+	h := &handler{}
+	out := make([]string, 0, 4)
+	for e := range h.on() {
+		out = append(out, e)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
@@ -225,204 +241,6 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 type repoRef struct {
 	ID       int64  `json:"id"`
 	FullName string `json:"full_name"`
-}
-
-type pullRequestEvent struct {
-	Action      string `json:"action"`
-	Number      int    `json:"number"`
-	PullRequest *struct {
-		Number   int              `json:"number"`
-		Merged   bool             `json:"merged"`
-		MergedAt *json.RawMessage `json:"merged_at"`
-		Head     struct {
-			Ref  string   `json:"ref"`
-			Repo *repoRef `json:"repo"`
-		} `json:"head"`
-	} `json:"pull_request"`
-	Repository   *repoRef `json:"repository"`
-	Installation *struct {
-		ID int64 `json:"id"`
-	} `json:"installation"`
-}
-
-func (h *handler) pullRequest(ctx context.Context, d *delivery, body []byte) outcome {
-	var ev pullRequestEvent
-	if err := json.Unmarshal(body, &ev); err != nil {
-		return fail(http.StatusBadRequest, "body is not a pull_request payload")
-	}
-	d.action = ev.Action
-	if ev.Action != "closed" && ev.Action != "reopened" {
-		return ignored("action not acted on")
-	}
-	pr, repo := ev.PullRequest, ev.Repository
-	if pr == nil || repo == nil || repo.FullName == "" || repo.ID == 0 {
-		return fail(http.StatusBadRequest, "pull_request payload lacks pull_request or repository")
-	}
-	d.attrs = append(d.attrs, slog.String("repo", repo.FullName), slog.Int("pr", pr.Number))
-	issue, ok := dispatch.IssueOfBranch(pr.Head.Ref)
-	if !ok {
-		return ignored("branch is not queen-<issue>")
-	}
-	d.attrs = append(d.attrs, slog.Int64("issue", issue))
-	if pr.Head.Repo == nil {
-		return ignored("head repository deleted")
-	}
-	if pr.Head.Repo.ID != repo.ID {
-		return ignored("head repository is a fork")
-	}
-	if ev.Installation != nil {
-		d.attrs = append(d.attrs, slog.Int64("installation_id", ev.Installation.ID))
-	}
-	instID, suspended, installed, err := h.installs.Lookup(ctx, repo.FullName)
-	if err != nil {
-		return unavailable(err)
-	}
-	if !installed {
-		// Before the first sync "not installed" means "not known yet":
-		// ignoring would lose the delivery, a 503 has GitHub keep it.
-		synced, err := h.installs.Synced(ctx)
-		switch {
-		case err != nil:
-			return unavailable(err)
-		case !synced:
-			return outcome{code: http.StatusServiceUnavailable, status: "installations not synced yet, retry later"}
-		}
-		return ignored("repository not installed")
-	}
-	if ev.Installation == nil || ev.Installation.ID != instID {
-		d.attrs = append(d.attrs, slog.Int64("registry_installation_id", instID))
-	}
-	if suspended {
-		return ignored("installation suspended")
-	}
-	p := tasks.ReevaluatePayload{
-		Repo: repo.FullName, Issue: issue, Delivery: d.id, Event: d.event, Action: ev.Action,
-		InstallationID: instID, PRNumber: pr.Number,
-		Merged: pr.Merged || (pr.MergedAt != nil && string(*pr.MergedAt) != "null"),
-	}
-	if p.PRNumber == 0 {
-		p.PRNumber = ev.Number
-	}
-	task, err := tasks.NewReevaluate(p, h.delay)
-	if err != nil {
-		return fail(http.StatusBadRequest, "pull_request payload names no valid repository")
-	}
-	id := tasks.ReevaluateID(p)
-	d.attrs = append(d.attrs, slog.String("task_id", id))
-	res, err := h.enqueuer.Enqueue(ctx, task)
-	if err != nil {
-		h.enqueued(tasks.TypeReevaluate, "error")
-		return unavailable(err)
-	}
-	h.enqueued(tasks.TypeReevaluate, res.String())
-	o := outcome{code: http.StatusAccepted, status: "accepted", taskID: id}
-	if res == tasks.AlreadyEnqueued {
-		o.reason = "already enqueued"
-	}
-	return o
-}
-
-type installationEvent struct {
-	Action       string `json:"action"`
-	Installation *struct {
-		ID          int64           `json:"id"`
-		SuspendedAt json.RawMessage `json:"suspended_at"`
-	} `json:"installation"`
-	Repositories        *[]repoRef `json:"repositories"`
-	RepositoriesAdded   []repoRef  `json:"repositories_added"`
-	RepositoriesRemoved []repoRef  `json:"repositories_removed"`
-}
-
-func parseInstallation(d *delivery, body []byte) (installationEvent, *outcome) {
-	var ev installationEvent
-	if err := json.Unmarshal(body, &ev); err != nil {
-		o := fail(http.StatusBadRequest, "body is not an "+d.event+" payload")
-		return ev, &o
-	}
-	d.action = ev.Action
-	if ev.Installation == nil || ev.Installation.ID <= 0 {
-		o := fail(http.StatusBadRequest, d.event+" payload lacks installation.id")
-		return ev, &o
-	}
-	d.attrs = append(d.attrs, slog.Int64("installation_id", ev.Installation.ID))
-	return ev, nil
-}
-
-func (h *handler) installation(ctx context.Context, d *delivery, body []byte) outcome {
-	ev, bad := parseInstallation(d, body)
-	if bad != nil {
-		return *bad
-	}
-	id := ev.Installation.ID
-	var err error
-	switch ev.Action {
-	case "deleted":
-		err = h.installs.Remove(ctx, id)
-	case "created", "new_permissions_accepted", "suspend", "unsuspend":
-		suspended := ev.Action == "suspend" ||
-			(ev.Action != "unsuspend" && len(ev.Installation.SuspendedAt) > 0 && string(ev.Installation.SuspendedAt) != "null")
-		switch {
-		case ev.Repositories != nil:
-			names, ok := repoNames(*ev.Repositories)
-			if !ok {
-				return fail(http.StatusBadRequest, "installation payload has a bad repository full_name")
-			}
-			d.attrs = append(d.attrs, slog.Int("repos", len(names)))
-			err = h.installs.Set(ctx, installs.Installation{ID: id, Repos: names, Suspended: suspended})
-		case suspended:
-			err = h.installs.Suspend(ctx, id)
-		default:
-			err = h.installs.Unsuspend(ctx, id)
-		}
-	default:
-		return ignored("action not acted on")
-	}
-	if err != nil {
-		return unavailable(err)
-	}
-	return outcome{code: http.StatusAccepted, status: "accepted", reason: "registry updated"}
-}
-
-func (h *handler) installationRepositories(ctx context.Context, d *delivery, body []byte) outcome {
-	ev, bad := parseInstallation(d, body)
-	if bad != nil {
-		return *bad
-	}
-	var list []repoRef
-	switch ev.Action {
-	case "added":
-		list = ev.RepositoriesAdded
-	case "removed":
-		list = ev.RepositoriesRemoved
-	default:
-		return ignored("action not acted on")
-	}
-	names, ok := repoNames(list)
-	if !ok {
-		return fail(http.StatusBadRequest, "installation_repositories payload has a bad repository full_name")
-	}
-	d.attrs = append(d.attrs, slog.Int("repos", len(names)))
-	var err error
-	if ev.Action == "added" {
-		err = h.installs.AddRepos(ctx, ev.Installation.ID, names...)
-	} else {
-		err = h.installs.RemoveRepos(ctx, ev.Installation.ID, names...)
-	}
-	if err != nil {
-		return unavailable(err)
-	}
-	return outcome{code: http.StatusAccepted, status: "accepted", reason: "registry updated"}
-}
-
-func repoNames(list []repoRef) ([]string, bool) {
-	names := make([]string, 0, len(list))
-	for _, r := range list {
-		if !ghrepo.Valid(r.FullName) {
-			return nil, false
-		}
-		names = append(names, r.FullName)
-	}
-	return names, true
 }
 
 func fail(code int, msg string) outcome { return outcome{code: code, status: msg} }
