@@ -25,6 +25,7 @@ import (
 	"github.com/queen-app/queen-app/internal/version"
 	"github.com/queen-app/queen-app/internal/webhookserver"
 	"github.com/queen-app/queen-app/internal/worker"
+	"github.com/queen-app/queen-app/internal/workerserver"
 )
 
 func TestChartVersionIsTheRelease(t *testing.T) {
@@ -114,7 +115,7 @@ func TestBinariesStartWithTheRenderedEnv(t *testing.T) {
 			if err != nil {
 				t.Fatalf("worker would not start: %v", err)
 			}
-			if _, err := worker.OptionsFromEnv(wk.getenv); err != nil {
+			if _, err := workerserver.OptionsFromEnv(wk.getenv); err != nil {
 				t.Fatalf("worker would not start: %v", err)
 			}
 			if string(wcfg.PrivateKey) != testKeyPEM {
@@ -336,7 +337,7 @@ func TestPodsRunLockedDown(t *testing.T) {
 				}
 			}
 			wk := o.deployment(t, "worker")
-			opts, err := worker.OptionsFromEnv(o.env(t, wk, o.store(readmeSecrets(t))).getenv)
+			opts, err := workerserver.OptionsFromEnv(o.env(t, wk, o.store(readmeSecrets(t))).getenv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -367,7 +368,7 @@ func writable(d appsv1.Deployment, dir string) bool {
 func TestGracePeriodsOutlastShutdown(t *testing.T) {
 	for name, vals := range scenarios(t) {
 		o := render(t, vals)
-		for comp, shutdown := range map[string]time.Duration{"worker": worker.ShutdownTimeout, "webhook": serve.ShutdownTimeout} {
+		for comp, shutdown := range map[string]time.Duration{"worker": workerserver.ShutdownTimeout, "webhook": serve.ShutdownTimeout} {
 			g := o.deployment(t, comp).Spec.Template.Spec.TerminationGracePeriodSeconds
 			if g == nil || time.Duration(*g)*time.Second <= shutdown {
 				t.Errorf("%s: %s terminationGracePeriodSeconds %v, want above its %v shutdown", name, comp, g, shutdown)

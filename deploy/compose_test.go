@@ -16,7 +16,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/config"
 	"github.com/queen-app/queen-app/internal/serve"
-	"github.com/queen-app/queen-app/internal/worker"
+	"github.com/queen-app/queen-app/internal/workerserver"
 )
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
@@ -99,7 +99,6 @@ func codeVariables(t *testing.T) map[string]bool {
 	return out
 }
 
-
 func TestEnvExampleListsEveryVariable(t *testing.T) {
 	code := codeVariables(t)
 	example := envExample(t)
@@ -178,12 +177,12 @@ func TestEnvExampleDefaultsAreTheDefaults(t *testing.T) {
 	}
 }
 
-// workerOptions are the worker's options as it runs: worker.Run takes a zero
+// workerOptions are the worker's options as it runs: workerserver.Run takes a zero
 // concurrency as DefaultConcurrency.
-func workerOptions(getenv func(string) string) (worker.Options, error) {
-	o, err := worker.OptionsFromEnv(getenv)
+func workerOptions(getenv func(string) string) (workerserver.Options, error) {
+	o, err := workerserver.OptionsFromEnv(getenv)
 	if o.Concurrency == 0 {
-		o.Concurrency = worker.DefaultConcurrency
+		o.Concurrency = workerserver.DefaultConcurrency
 	}
 	return o, err
 }
@@ -227,7 +226,7 @@ func TestComposeRunsThePairOnOneHost(t *testing.T) {
 			t.Errorf("%s: want a read-only root with a /tmp tmpfs", name)
 		}
 		g, err := time.ParseDuration(s.StopGracePeriod)
-		if err != nil || g <= worker.ShutdownTimeout || g <= serve.ShutdownTimeout {
+		if err != nil || g <= workerserver.ShutdownTimeout || g <= serve.ShutdownTimeout {
 			t.Errorf("%s: stop_grace_period %q does not outlast the graceful shutdown", name, s.StopGracePeriod)
 		}
 		u, err := url.Parse(s.Environment["QUEEN_REDIS_URL"])
@@ -285,7 +284,7 @@ func TestComposeRunsThePairOnOneHost(t *testing.T) {
 			t.Errorf("%s publishes %v, the binary listens on %v", name, published, wantPorts)
 		}
 		if name == "worker" {
-			o, err := worker.OptionsFromEnv(getenv)
+			o, err := workerserver.OptionsFromEnv(getenv)
 			if err != nil {
 				t.Fatal(err)
 			}

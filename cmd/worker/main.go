@@ -14,7 +14,7 @@ import (
 	"github.com/queen-app/queen-app/internal/config"
 	"github.com/queen-app/queen-app/internal/logging"
 	"github.com/queen-app/queen-app/internal/usage"
-	"github.com/queen-app/queen-app/internal/worker"
+	"github.com/queen-app/queen-app/internal/workerserver"
 )
 
 var binary = usage.Binary{
@@ -47,7 +47,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
 		os.Exit(2)
 	}
-	opts, err := worker.OptionsFromEnv(os.Getenv)
+	opts, err := workerserver.OptionsFromEnv(os.Getenv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
 		os.Exit(2)
@@ -55,7 +55,7 @@ func main() {
 	log := logging.Setup(os.Stdout, "worker", cfg.Secrets()...)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := worker.Run(ctx, cfg, log, opts); err != nil {
+	if err := workerserver.Run(ctx, cfg, log, opts); err != nil {
 		var bad *config.Error
 		if errors.As(err, &bad) {
 			fmt.Fprintf(os.Stderr, "worker: %v\n", bad)

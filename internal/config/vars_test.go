@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/queen-app/queen-app/internal/config"
-	"github.com/queen-app/queen-app/internal/worker"
+	"github.com/queen-app/queen-app/internal/workerserver"
 )
 
 // full is a configuration every role loads, export push included, with
@@ -84,7 +84,7 @@ func TestVarsAreExactlyWhatIsRead(t *testing.T) {
 				t.Fatalf("%v: %v", role, err)
 			}
 		}
-		if _, err := worker.OptionsFromEnv(getenv); err != nil {
+		if _, err := workerserver.OptionsFromEnv(getenv); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -158,8 +158,8 @@ func TestDefaultsAreTheEffectiveOnes(t *testing.T) {
 		}
 	}
 	for _, v := range config.Vars {
-		if v.Name == "QUEEN_WORKER_CONCURRENCY" && v.Default != strconv.Itoa(worker.DefaultConcurrency) {
-			t.Errorf("QUEEN_WORKER_CONCURRENCY default %s, the worker's is %d", v.Default, worker.DefaultConcurrency)
+		if v.Name == "QUEEN_WORKER_CONCURRENCY" && v.Default != strconv.Itoa(workerserver.DefaultConcurrency) {
+			t.Errorf("QUEEN_WORKER_CONCURRENCY default %s, the worker's is %d", v.Default, workerserver.DefaultConcurrency)
 		}
 	}
 }

@@ -32,13 +32,13 @@ import (
 	"github.com/queen-app/queen-app/internal/plural"
 	"github.com/queen-app/queen-app/internal/sandbox"
 	"github.com/queen-app/queen-app/internal/webhookserver"
-	"github.com/queen-app/queen-app/internal/worker"
+	"github.com/queen-app/queen-app/internal/workerserver"
 )
 
 // Timing of the demo's worker. The sweeps run at worker start and then
 // every interval; a webhook's re-evaluation waits ReevaluateDelay, plus up
 // to asynq's 5 s check of delayed tasks (not configurable through
-// worker.Run).
+// workerserver.Run).
 const (
 	ReevaluateDelay     = time.Second
 	SweepInterval       = 30 * time.Second
@@ -220,9 +220,9 @@ func (d *run) assemble(ctx context.Context) (err error) {
 		return err
 	}
 
-	opts := worker.Options{Listener: workLn, CacheDir: filepath.Join(d.dir, "worker-cache"), Concurrency: 8}
+	opts := workerserver.Options{Listener: workLn, CacheDir: filepath.Join(d.dir, "worker-cache"), Concurrency: 8}
 	d.goRun(func(ctx context.Context) error {
-		return worker.Run(ctx, workCfg, logging.New(logs, "worker", workCfg.Secrets()...), opts)
+		return workerserver.Run(ctx, workCfg, logging.New(logs, "worker", workCfg.Secrets()...), opts)
 	})
 	if err := d.waitHTTP(d.workURL + "/healthz"); err != nil {
 		return fmt.Errorf("worker: %w", err)

@@ -1,7 +1,7 @@
 // Package logging is the one log format of queen-app's binaries: JSON
-// lines through log/slog, with secret values redacted, and go-redis's own
-// log lines routed through the same handler (asynq's go through the
-// worker's asynq.Config.Logger).
+// lines through log/slog, every secret scrubbed by internal/redact (whole
+// or cut), and go-redis's and asynq's own log lines routed through the same
+// handler.
 package logging
 
 import (
@@ -9,62 +9,22 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/queen-app/queen-app/internal/redact"
 )
 
 // Redacted stands in for a secret value in a log line.
-const Redacted = "[REDACTED]"
+const Redacted = redact.Mask
 
-// New is a JSON logger writing to w with service set on every line; any
-// of secrets appearing in a message or a string, error or Stringer value
-// is replaced with Redacted. Empty secrets are ignored.
+// New is a JSON logger writing to w with service set on every line; no
+// line carries any of secrets, a piece of one, or a credential-shaped
+// value (redact.Handler). Empty secrets are ignored.
 func New(w io.Writer, service string, secrets ...string) *slog.Logger {
-	var keep []string
-	for _, s := range secrets {
-		if s != "" {
-			keep = append(keep, s)
-		}
-	}
-	opts := &slog.HandlerOptions{}
-	if len(keep) > 0 {
-		opts.ReplaceAttr = func(_ []string, a slog.Attr) slog.Attr {
-			return redactAttr(a, keep)
-		}
-	}
-	return slog.New(slog.NewJSONHandler(w, opts)).With("service", service)
-}
-
-func redactAttr(a slog.Attr, secrets []string) slog.Attr {
-	v := a.Value.Resolve()
-	var s string
-	switch v.Kind() {
-	case slog.KindString:
-		s = v.String()
-	case slog.KindAny:
-		switch x := v.Any().(type) {
-		case error:
-			s = x.Error()
-		case fmt.Stringer:
-			s = x.String()
-		default:
-			return a
-		}
-	default:
-		return a
-	}
-	if r := redact(s, secrets); r != s || v.Kind() == slog.KindAny {
-		return slog.String(a.Key, r)
-	}
-	return a
-}
-
-func redact(s string, secrets []string) string {
-	for _, secret := range secrets {
-		s = strings.ReplaceAll(s, secret, Redacted)
-	}
-	return s
+	return slog.New(redact.Handler(slog.NewJSONHandler(w, nil), secrets...)).With("service", service)
 }
 
 // Setup is New, and makes it go-redis's logger too: go-redis logs through
@@ -89,3 +49,18 @@ type RedisLogger struct{ l *slog.Logger }
 func (r RedisLogger) Printf(ctx context.Context, format string, v ...any) {
 	r.l.WarnContext(ctx, strings.TrimSpace(fmt.Sprintf(format, v...)))
 }
+
+// Asynq adapts log to asynq's Logger (asynq.Config.Logger), its lines
+// carrying component=asynq.
+func Asynq(log *slog.Logger) AsynqLogger { return AsynqLogger{log.With("component", "asynq")} }
+
+// AsynqLogger is asynq's Logger over slog.
+type AsynqLogger struct{ l *slog.Logger }
+
+func (a AsynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...)) }
+func (a AsynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...)) }
+func (a AsynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...)) }
+func (a AsynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...)) }
+
+// Fatal logs and exits, as asynq expects of it.
+func (a AsynqLogger) Fatal(args ...any) { a.l.Error(fmt.Sprint(args...)); os.Exit(1) }

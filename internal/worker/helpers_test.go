@@ -27,6 +27,7 @@ import (
 	"github.com/queen-app/queen-app/internal/gittest"
 	"github.com/queen-app/queen-app/internal/installs"
 	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/logging"
 	"github.com/queen-app/queen-app/internal/metrics"
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/retry"
@@ -294,8 +295,7 @@ func (e *env) serve(delay time.Duration) {
 		TaskCheckInterval:        20 * time.Millisecond,
 		DelayedTaskCheckInterval: 50 * time.Millisecond,
 		ShutdownTimeout:          5 * time.Second,
-		ErrorHandler:             ErrorHandler(e.w.log),
-		Logger:                   asynqLogger{e.w.log},
+		Logger:                   logging.Asynq(e.w.log),
 		LogLevel:                 asynq.ErrorLevel,
 	})
 	mux := asynq.NewServeMux()

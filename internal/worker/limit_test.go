@@ -72,17 +72,3 @@ func TestPushSlotsPerInstallation(t *testing.T) {
 	r2()
 	r3()
 }
-
-func TestOptionsFromEnv(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	o, err := OptionsFromEnv(env(map[string]string{"QUEEN_WORKER_CONCURRENCY": "4", "QUEEN_WORKER_CACHE_DIR": "/var/cache/queen"}))
-	if err != nil || o.Concurrency != 4 || o.CacheDir != "/var/cache/queen" {
-		t.Fatalf("got %+v, %v", o, err)
-	}
-	for k, v := range map[string]string{"QUEEN_WORKER_CONCURRENCY": "zero", "QUEEN_WORKER_CACHE_DIR": "relative/dir"} {
-		_, err := OptionsFromEnv(env(map[string]string{k: v}))
-		if err == nil || err.Error()[:len(k)] != k {
-			t.Errorf("%s=%q: error %v, want one naming the variable", k, v, err)
-		}
-	}
-}

@@ -1,6 +1,6 @@
 // Package worker is queen-app's asynq worker: one handler per task type
 // (claim:reevaluate, claim:sweep, deliveries:redeliver, export:sweep,
-// export:push) and the assembly of the worker process (Run).
+// export:push); internal/workerserver runs them in the worker process.
 //
 // Every handler follows the same rules: a GitHub or export read that failed
 // decides nothing; rate limits and outages return a retry.Wait, which keeps

@@ -1,7 +1,12 @@
-package worker
+// Package workerserver assembles cmd/worker: the asynq server running
+// internal/worker's handlers, the periodic scheduler (one leader among the
+// replicas), the installation sync and the health server, over one Redis.
+package workerserver
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,12 +25,14 @@ import (
 	"github.com/queen-app/queen-app/internal/githubapp"
 	"github.com/queen-app/queen-app/internal/installs"
 	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/logging"
 	"github.com/queen-app/queen-app/internal/metrics"
 	"github.com/queen-app/queen-app/internal/redisconn"
 	"github.com/queen-app/queen-app/internal/retry"
 	"github.com/queen-app/queen-app/internal/schedule"
 	"github.com/queen-app/queen-app/internal/serve"
 	"github.com/queen-app/queen-app/internal/tasks"
+	"github.com/queen-app/queen-app/internal/worker"
 )
 
 // Defaults of Options.
@@ -107,11 +114,11 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	if led.MigrateUntilDone(ctx, log) != nil {
 		return nil // stopped before Redis answered
 	}
-	d := Deps{
+	d := worker.Deps{
 		Ledger:      led,
 		Installs:    registry,
 		GitHub:      app,
-		Redeliverer: &githubapp.Redeliverer{App: app, Store: NewRedisStore(rdb)},
+		Redeliverer: &githubapp.Redeliverer{App: app, Store: worker.NewRedisStore(rdb)},
 		Metrics:     wm,
 		Registerer:  reg,
 		Logger:      log,
@@ -126,13 +133,13 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 		if err != nil {
 			return err
 		}
-		d.Export = &Export{
+		d.Export = &worker.Export{
 			Repo: cfg.ExportRepo, Client: ec, Git: export.NewGit(dir, cfg.GitURL),
 			Base: cfg.BaseBranch, DryRun: cfg.ExportDryRun, Enqueue: tasks.NewEnqueuer(client, insp),
 		}
 		log.Info("export push enabled", "repo", cfg.ExportRepo, "dry_run", cfg.ExportDryRun, "cache", dir)
 	}
-	w := New(d)
+	w := worker.New(d)
 	mux := asynq.NewServeMux()
 	w.Register(mux)
 
@@ -143,7 +150,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 		RetryDelayFunc:  retry.Delay,
 		ShutdownTimeout: ShutdownTimeout,
 		ErrorHandler:    ErrorHandler(log),
-		Logger:          asynqLogger{log.With("component", "asynq")},
+		Logger:          logging.Asynq(log),
 		LogLevel:        asynq.WarnLevel,
 	})
 	if err := srv.Start(mux); err != nil {
@@ -190,9 +197,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	// The health server outlives the scheduler and asynq's shutdown.
 	hctx, stopHealth := context.WithCancel(context.Background())
 	defer stopHealth()
-	health := serve.NewServer(cfg.APIListen, metrics.Health(reg, map[string]metrics.Check{
+	health := serve.NewServer(cfg.APIListen, serve.RefuseUnclean(metrics.Health(reg, map[string]metrics.Check{
 		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
-	}), log)
+	})), log)
 	healthDone := make(chan error, 1)
 	go func() {
 		var err error
@@ -269,14 +276,7 @@ func cacheDir(dir string) (string, error) {
 
 func replicaID() string {
 	host, _ := os.Hostname()
-	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomID())
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
-
-// asynqLogger writes asynq's own logs through slog.
-type asynqLogger struct{ l *slog.Logger }
-
-func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...)) }
-func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...)) }
-func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...)) }
-func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...)) }
-func (a asynqLogger) Fatal(args ...any) { a.l.Error(fmt.Sprint(args...)); os.Exit(1) }

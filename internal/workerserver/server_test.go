@@ -1,4 +1,4 @@
-package worker
+package workerserver
 
 import (
 	"context"
@@ -20,6 +20,13 @@ import (
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/testkit"
+)
+
+// The repository the sandbox's git serves, installed as instID.
+const (
+	repo        = "queen/t27"
+	instID      = 31
+	exportToken = "exp_exportTOKEN0123456789"
 )
 
 // Run wires everything: at start the scheduler enqueues the sweeps, the
@@ -125,6 +132,10 @@ func TestRunServesTheWholeWorker(t *testing.T) {
 	if code, _ := fetch(t, base+"/readyz"); code != http.StatusOK {
 		t.Fatalf("/readyz = %d", code)
 	}
+	// An unclean path is refused, never redirected (ServeMux's habit).
+	if code, _ := fetch(t, base+"/x/../metrics"); code != http.StatusBadRequest {
+		t.Fatalf("/x/../metrics = %d, want 400", code)
+	}
 	wait("the metrics", func() bool {
 		_, body := fetch(t, base+"/metrics")
 		return strings.Contains(body, `queen_sweep_runs_total{result="ok",sweep="claim"} 1`) &&
@@ -157,4 +168,18 @@ func fetch(t *testing.T, url string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+func TestOptionsFromEnv(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	o, err := OptionsFromEnv(env(map[string]string{"QUEEN_WORKER_CONCURRENCY": "4", "QUEEN_WORKER_CACHE_DIR": "/var/cache/queen"}))
+	if err != nil || o.Concurrency != 4 || o.CacheDir != "/var/cache/queen" {
+		t.Fatalf("got %+v, %v", o, err)
+	}
+	for k, v := range map[string]string{"QUEEN_WORKER_CONCURRENCY": "zero", "QUEEN_WORKER_CACHE_DIR": "relative/dir"} {
+		_, err := OptionsFromEnv(env(map[string]string{k: v}))
+		if err == nil || err.Error()[:len(k)] != k {
+			t.Errorf("%s=%q: error %v, want one naming the variable", k, v, err)
+		}
+	}
 }
