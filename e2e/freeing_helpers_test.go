@@ -252,15 +252,17 @@ type frItem struct {
 	Action   string `json:"action"`
 	Decision string `json:"decision"`
 	Rule     string `json:"rule"`
-	Source   string `json:"source"`
-	Inputs   struct {
+	Source   struct {
+		Kind     string `json:"kind"`
+		Delivery string `json:"delivery"`
+	} `json:"source"`
+	Inputs struct {
 		PRs *struct {
 			Read           bool `json:"read"`
 			Open           int  `json:"open"`
 			Merged         int  `json:"merged"`
 			ClosedUnmerged int  `json:"closed_unmerged"`
 		} `json:"prs"`
-		Delivery string `json:"delivery"`
 	} `json:"inputs"`
 }
 

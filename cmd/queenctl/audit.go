@@ -12,6 +12,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/apiclient"
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/plural"
@@ -77,7 +78,7 @@ func writeAudit(w io.Writer, list *api.AuditList) error {
 	fmt.Fprintln(tw, "TIME\tROW\tRULE\tOUTCOME\tSOURCE\tDELIVERY")
 	for _, e := range list.Entries {
 		fmt.Fprintf(tw, "%s\t%s#%d\t%s\t%s\t%s\t%s\n", e.At.UTC().Format(time.RFC3339), e.Repo, e.Issue,
-			orNone(e.Rule), auditOutcome(e), orNone(e.Source), orNone(auditDelivery(e)))
+			orNone(e.Rule), auditOutcome(e), orNone(auditSource(e.Source)), orNone(e.Source.Delivery))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -90,6 +91,17 @@ func writeAudit(w io.Writer, list *api.AuditList) error {
 	return err
 }
 
+// auditSource is the source's kind and writer or slot, one word; the
+// delivery has a column of its own and the reason is in --json.
+func auditSource(s audit.Source) string {
+	for _, who := range []string{s.Writer, s.Slot} {
+		if who != "" {
+			return s.Kind + ":" + who
+		}
+	}
+	return s.Kind
+}
+
 // auditOutcome is what an entry decided, else what was asked (a write, a
 // PR read, a delete).
 func auditOutcome(e ledger.Entry) string {
@@ -100,15 +112,4 @@ func auditOutcome(e ledger.Entry) string {
 		return e.Decision
 	}
 	return e.Action
-}
-
-// auditDelivery is the webhook delivery an entry acted on, from its inputs.
-func auditDelivery(e ledger.Entry) string {
-	var in struct {
-		Delivery string `json:"delivery"`
-	}
-	if len(e.Inputs) > 0 && json.Unmarshal(e.Inputs, &in) == nil {
-		return in.Delivery
-	}
-	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 )
 
@@ -17,7 +18,7 @@ func TestAuditTableNewestLast(t *testing.T) {
 		t.Helper()
 		obj, err := dispatch.DecodeObject([]byte(body))
 		if err == nil {
-			_, err = l.Upsert(ctx, repo, issue, obj, "queen")
+			_, err = l.Upsert(ctx, repo, issue, obj, audit.API("queen"))
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -25,7 +26,7 @@ func TestAuditTableNewestLast(t *testing.T) {
 	}
 	put("hive/t27", 9111, `{"started": true, "finished_at": "2026-10-10T19:00:00Z", "review_state": "accept"}`)
 	put("acme/web", 4, `{"started": true}`)
-	if _, err := l.RecordPRs(ctx, "hive/t27", 9111, dispatch.PRState{Read: true, ClosedUnmerged: 1}, "d-77"); err != nil {
+	if _, err := l.RecordPRs(ctx, "hive/t27", 9111, dispatch.PRState{Read: true, ClosedUnmerged: 1}, audit.Webhook("d-77")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -36,9 +37,9 @@ func TestAuditTableNewestLast(t *testing.T) {
 	}
 	want := [][]string{
 		{"TIME", "ROW", "RULE", "OUTCOME", "SOURCE", "DELIVERY"},
-		{"2026-10-10T20:00:00Z", "hive/t27#9111", "-", "upsert", "queen", "-"},
-		{"2026-10-10T20:00:00Z", "acme/web#4", "-", "upsert", "queen", "-"},
-		{"2026-10-10T20:00:00Z", "hive/t27#9111", "accept_claim", "would_free", "d-77", "d-77"},
+		{"2026-10-10T20:00:00Z", "hive/t27#9111", "-", "upsert", "api:queen", "-"},
+		{"2026-10-10T20:00:00Z", "acme/web#4", "-", "upsert", "api:queen", "-"},
+		{"2026-10-10T20:00:00Z", "hive/t27#9111", "accept_claim", "would_free", "webhook", "d-77"},
 	}
 	for i, w := range want {
 		if f := strings.Fields(got[i]); strings.Join(f, " ") != strings.Join(w, " ") {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redistest"
@@ -123,7 +124,7 @@ func TestClaimsImportKeepsKnownColumnsAndReportsEachLine(t *testing.T) {
 			t.Fatalf("bad line hive/t27#%d was written: %v", issue, err)
 		}
 	}
-	if h, _ := l.History(ctx, "hive/t27", 9111, 10); len(h) != 1 || h[0].Source != "queen-dump" {
+	if h, _ := l.History(ctx, "hive/t27", 9111, 10); len(h) != 1 || h[0].Source != audit.API("queen-dump") {
 		t.Fatalf("history of 9111: %+v", h)
 	}
 
@@ -154,7 +155,7 @@ func TestClaimsImportCleanDumpExitsZeroTwice(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "imported: 2 unchanged\n") {
 		t.Fatalf("second import: exit %d\n%s", code, out)
 	}
-	if h, _ := l.History(context.Background(), "acme/web", 4, 10); len(h) != 1 || h[0].Source != "queenctl-import" {
+	if h, _ := l.History(context.Background(), "acme/web", 4, 10); len(h) != 1 || h[0].Source != audit.API("queenctl-import") {
 		t.Fatalf("history: %+v", h)
 	}
 	// A dump line with no repo and no --repo is refused, the rest lands.
@@ -302,9 +303,9 @@ func TestClaimsFreeKeepDelete(t *testing.T) {
 	h, _ := l.History(ctx, "hive/t27", 2, 10)
 	var got []string
 	for _, e := range h {
-		got = append(got, e.Action+"/"+e.Reason+"/"+e.Source)
+		got = append(got, e.Action+"/"+e.Source.String())
 	}
-	want := []string{"delete/duplicate/queenctl", "keep/owner asked/queenctl", "free/bee gone/queenctl", "upsert//queenctl-import"}
+	want := []string{"delete/api queenctl: duplicate", "keep/manual queenctl: owner asked", "free/manual queenctl: bee gone", "upsert/api queenctl-import"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("history %v, want %v", got, want)
 	}
@@ -329,8 +330,8 @@ func TestExplainShowsViewRulePathAndHistory(t *testing.T) {
 		"send_back_claim: send_backs 1 < ceiling 2 -> free",
 		"freed by manual at 2026-10-10T20:00:00Z: bee gone",
 		"history (newest first):",
-		`v2  free  free  rule manual  by queenctl  reason "bee gone"  -> claim rejected, live false, stage done`,
-		"v1  upsert  would_free  rule send_back_claim  by queenctl-import",
+		`v2  free  free  rule manual  by manual queenctl: bee gone  -> claim rejected, live false, stage done`,
+		"v1  upsert  would_free  rule send_back_claim  by api queenctl-import",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("explain lacks %q:\n%s", want, out)

@@ -95,11 +95,8 @@ func writeExplain(w io.Writer, d *api.Detail) error {
 		if e.Rule != "" {
 			parts = append(parts, "rule "+e.Rule)
 		}
-		if e.Source != "" {
-			parts = append(parts, "by "+e.Source)
-		}
-		if e.Reason != "" {
-			parts = append(parts, fmt.Sprintf("reason %q", e.Reason))
+		if e.Source.Kind != "" {
+			parts = append(parts, "by "+e.Source.String())
 		}
 		if e.Evidence != "" {
 			parts = append(parts, "evidence: "+e.Evidence)

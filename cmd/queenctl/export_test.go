@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/ledger"
@@ -53,7 +54,7 @@ func putRow(t *testing.T, l *ledger.Ledger, repo string, issue int64, body strin
 	if err := json.Unmarshal([]byte(body), &patch); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Upsert(context.Background(), repo, issue, patch, "test"); err != nil {
+	if _, err := l.Upsert(context.Background(), repo, issue, patch, audit.API("test")); err != nil {
 		t.Fatalf("upsert %s#%d: %v", repo, issue, err)
 	}
 }
@@ -65,7 +66,7 @@ func recordExport(t *testing.T, l *ledger.Ledger, repo string, issue int64, st d
 		t.Fatal(err)
 	}
 	st.Version = rec.Version + 1
-	if _, err := l.RecordExport(context.Background(), repo, issue, st, rec.Version); err != nil {
+	if _, err := l.RecordExport(context.Background(), repo, issue, st, rec.Version, audit.Export("test")); err != nil {
 		t.Fatal(err)
 	}
 }

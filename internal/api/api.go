@@ -199,7 +199,7 @@ type request struct {
 	*http.Request
 	repo   string
 	issue  int64
-	source string
+	source string // X-Queen-Source, "" when absent
 }
 
 func (s *server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
@@ -264,7 +264,7 @@ var sourcePattern = regexp.MustCompile(`^[A-Za-z0-9._:@/-]{1,64}$`)
 func ValidSource(s string) bool { return sourcePattern.MatchString(s) }
 
 func (s *server) bind(r *http.Request) (*request, error) {
-	req := &request{Request: r, source: "api"}
+	req := &request{Request: r}
 	if owner := r.PathValue("owner"); owner != "" {
 		repo, err := parseRepo(owner + "/" + r.PathValue("repo"))
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/ledger"
 )
 
@@ -76,7 +77,7 @@ func TestPutUpsertsAndAnswersTheClaimView(t *testing.T) {
 	if rec.ReviewState != nil || rec.SendBacks != 1 || len(rec.OwnedPaths) != 1 || len(rec.Criteria) != 2 || rec.FinishedAt == nil {
 		t.Fatalf("stored row after {review_state: null}: %+v", rec.Row)
 	}
-	if h := e.history(t, "hive/t27", 9111); len(h) != 2 || h[0].Source != "queen-runtime" || h[1].Source != "api" {
+	if h := e.history(t, "hive/t27", 9111); len(h) != 2 || h[0].Source != audit.API("queen-runtime") || h[1].Source != audit.API("") {
 		t.Fatalf("history sources: %+v", h)
 	}
 }
@@ -119,7 +120,7 @@ func TestGetClaimExplainsAndShowsHistory(t *testing.T) {
 		t.Fatalf("history: %v", hist)
 	}
 	h0 := hist[0].(map[string]any)
-	if h0["action"] != "upsert" || h0["decision"] != "would_free" || h0["source"] != "api" || h0["version"] != 1.0 {
+	if src, _ := h0["source"].(map[string]any); h0["action"] != "upsert" || h0["decision"] != "would_free" || src["kind"] != "api" || h0["version"] != 1.0 {
 		t.Fatalf("history[0] = %v", h0)
 	}
 
@@ -420,9 +421,9 @@ func TestOverridesAndDeleteAreAudited(t *testing.T) {
 	h := e.history(t, "hive/t27", 2)
 	var got []string
 	for _, en := range h {
-		got = append(got, fmt.Sprintf("%s/%s/%s/%s", en.Action, en.Decision, en.Reason, en.Source))
+		got = append(got, fmt.Sprintf("%s/%s/%s", en.Action, en.Decision, en.Source))
 	}
-	want := []string{"delete//duplicate row/api", "keep/keep/owner wants it/queenctl", "free/free/bee confirmed gone/api", "upsert/would_free//api"}
+	want := []string{"delete//api: duplicate row", "keep/keep/manual queenctl: owner wants it", "free/free/manual: bee confirmed gone", "upsert/would_free/api"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("history:\n got %v\nwant %v", got, want)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/audit"
 )
 
 func TestAuditListsTheStreamNewestLast(t *testing.T) {
@@ -42,7 +43,7 @@ func TestAuditListsTheStreamNewestLast(t *testing.T) {
 			t.Errorf("GET /v1/audit%s: %q, want %q", q, got, want)
 		}
 	}
-	if l := read("?limit=1"); !l.More || l.Entries[0].Source != "api" || l.Entries[0].Reason != "a person looks at it" {
+	if l := read("?limit=1"); !l.More || l.Entries[0].Source != audit.Manual("", "a person looks at it") {
 		t.Errorf("limit 1: %+v, want the keep with more=true", l)
 	}
 	if l := read("?since=" + url.QueryEscape(time.Now().Add(-time.Hour).UTC().Format(time.RFC3339))); len(l.Entries) != 4 || l.More {

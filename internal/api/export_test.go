@@ -8,6 +8,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/tasks"
@@ -128,7 +129,7 @@ func TestClaimViewCarriesTheExportState(t *testing.T) {
 	}
 	st := dispatch.ExportState{State: "refused", Refusal: "workflow: touches .github/workflows/ci.yml", Attempts: 2,
 		LastError: "GET /queen/export/9200: status 504", Version: 2}
-	if _, err := e.ledger.RecordExport(context.Background(), "hive/t27", 9200, st, 1); err != nil {
+	if _, err := e.ledger.RecordExport(context.Background(), "hive/t27", 9200, st, 1, audit.Export("test")); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]any{"state": "refused", "refusal": st.Refusal, "attempts": 2.0, "last_error": st.LastError, "version": 2.0}

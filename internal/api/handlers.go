@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/ledger"
@@ -102,7 +103,7 @@ func (s *server) putDispatch(ctx context.Context, w *responseWriter, r *request)
 	if err := checkPathFields(obj, r); err != nil {
 		return err
 	}
-	res, err := s.ledger.Upsert(ctx, r.repo, r.issue, obj, r.source)
+	res, err := s.ledger.Upsert(ctx, r.repo, r.issue, obj, audit.API(r.source))
 	if err != nil {
 		return err
 	}
@@ -118,7 +119,9 @@ func (s *server) deleteDispatch(ctx context.Context, w *responseWriter, r *reque
 	if len(q["reason"]) > maxReasonBytes {
 		return badField("reason", fmt.Sprintf("longer than %d bytes", maxReasonBytes))
 	}
-	res, err := s.ledger.Delete(ctx, r.repo, r.issue, q["reason"], r.source)
+	src := audit.API(r.source)
+	src.Reason = q["reason"]
+	res, err := s.ledger.Delete(ctx, r.repo, r.issue, src)
 	if err != nil {
 		return err
 	}
@@ -365,7 +368,7 @@ func (s *server) keep(ctx context.Context, w *responseWriter, r *request) error 
 	return s.override(ctx, w, r, s.ledger.Keep)
 }
 
-type overrideFunc func(ctx context.Context, repo string, issue int64, reason, source string, version int64) (ledger.Result, error)
+type overrideFunc func(ctx context.Context, repo string, issue int64, src audit.Source, version int64) (ledger.Result, error)
 
 // override is a person's free or keep: the reason goes to the audit.
 func (s *server) override(ctx context.Context, w *responseWriter, r *request, do overrideFunc) error {
@@ -395,7 +398,7 @@ func (s *server) override(ctx context.Context, w *responseWriter, r *request, do
 	if len(reason) > maxReasonBytes || !utf8.ValidString(reason) {
 		return badField("reason", fmt.Sprintf("must be valid text of at most %d bytes", maxReasonBytes))
 	}
-	res, err := do(ctx, r.repo, r.issue, strings.TrimSpace(reason), r.source, version)
+	res, err := do(ctx, r.repo, r.issue, audit.Manual(r.source, strings.TrimSpace(reason)), version)
 	if version > 0 && errors.Is(err, ledger.ErrConflict) {
 		return &apiError{code: http.StatusConflict, field: "version",
 			msg: fmt.Sprintf("version: the row moved on since version %d (a new dispatch or decision); read it again", version)}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/apiclient"
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redistest"
@@ -76,7 +77,7 @@ func TestClientMirrorsTheAPI(t *testing.T) {
 	}
 
 	d, err := c.Get(ctx, "hive/t27", 2)
-	if err != nil || d.Claim != "rejected" || d.WouldFree == nil || len(d.Explain) < 3 || len(d.History) != 1 || d.History[0].Source != "client-test" {
+	if err != nil || d.Claim != "rejected" || d.WouldFree == nil || len(d.Explain) < 3 || len(d.History) != 1 || d.History[0].Source != audit.API("client-test") {
 		t.Fatalf("get: %+v %v", d, err)
 	}
 

@@ -252,11 +252,10 @@ func lastRead(hist []ledger.Entry) (*dispatch.PRState, string) {
 			continue
 		}
 		var in struct {
-			PRs      *dispatch.PRState `json:"prs"`
-			Delivery string            `json:"delivery"`
+			PRs *dispatch.PRState `json:"prs"`
 		}
 		if json.Unmarshal(e.Inputs, &in) == nil && in.PRs != nil {
-			return in.PRs, in.Delivery
+			return in.PRs, e.Source.Delivery
 		}
 	}
 	return nil, ""

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/redistest"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkLedger(b *testing.B) {
 	l := New(rdb, Options{})
 	const rows = 1000
 	for i := int64(1); i <= rows; i++ {
-		if _, err := l.Upsert(ctx, repo, i, patch(b, accepted), "bench"); err != nil {
+		if _, err := l.Upsert(ctx, repo, i, patch(b, accepted), audit.API("bench")); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -52,7 +53,7 @@ func BenchmarkLedger(b *testing.B) {
 	b.Run("Upsert", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			issue := int64(1 + i%rows)
-			res, err := l.Upsert(ctx, repo, issue, patches[(i/rows)%2], "bench")
+			res, err := l.Upsert(ctx, repo, issue, patches[(i/rows)%2], audit.API("bench"))
 			if err != nil || !res.Wrote() {
 				b.Fatalf("upsert: %+v %v", res.Outcome, err)
 			}

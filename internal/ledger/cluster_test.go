@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/testkit"
@@ -28,24 +29,24 @@ func TestClusterKeysShareOneSlot(t *testing.T) {
 		t.Fatal("a ClusterClient must write the audit stream outside the row's script")
 	}
 	for _, r := range []string{"hive/t27", "other/repo", "a-b/c.d"} {
-		if _, err := l.Upsert(ctx, r, 7, patch(t, accepted), "api"); err != nil {
+		if _, err := l.Upsert(ctx, r, 7, patch(t, accepted), audit.API("api")); err != nil {
 			t.Fatalf("upsert on a cluster: %v", err)
 		}
-		res, err := l.RecordPRs(ctx, r, 7, prs(0, 0, 1), "d")
+		res, err := l.RecordPRs(ctx, r, 7, prs(0, 0, 1), audit.Webhook("d"))
 		if err != nil || res.Outcome != DecisionFree {
 			t.Fatalf("record prs on a cluster: %+v %v", res, err)
 		}
 	}
-	if _, err := l.Delete(ctx, "other/repo", 7, "gone", "api"); err != nil {
+	if _, err := l.Delete(ctx, "other/repo", 7, audit.Source{Kind: audit.KindAPI, Writer: "api", Reason: "gone"}); err != nil {
 		t.Fatal(err)
 	}
 	rows, next, err := l.List(ctx, "", "", 10)
 	if err != nil || next != "" || len(rows) != 2 {
 		t.Fatalf("list on a cluster: %d rows %q %v", len(rows), next, err)
 	}
-	audit, err := l.Audit(ctx, 100)
-	if err != nil || len(audit) != 7 {
-		t.Fatalf("audit on a cluster: %d entries, %v; want 7", len(audit), err)
+	trail, err := l.Audit(ctx, 100)
+	if err != nil || len(trail) != 7 {
+		t.Fatalf("audit on a cluster: %d entries, %v; want 7", len(trail), err)
 	}
 	if h, err := l.History(ctx, "hive/t27", 7, 10); err != nil || len(h) != 2 || h[0].Outcome.Freed != dispatch.RuleAccept {
 		t.Fatalf("history on a cluster: %+v %v", h, err)
@@ -86,4 +87,23 @@ func TestConcurrentTransitionsOnSentinelAndCluster(t *testing.T) {
 		}
 		checkConcurrentTransitions(t, f)
 	})
+}
+
+// The stream's copy of an entry, written outside the row's script on a
+// Cluster, lands once however often it is retried.
+func TestAuditAppendIsOncePerWrite(t *testing.T) {
+	c := startCluster(t)
+	l := New(c, Options{})
+	ctx := t.Context()
+	for range 3 {
+		if err := l.appendAudit(ctx, []byte(`{"repo":"hive/t27","issue":1,"version":1}`), "w-1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.appendAudit(ctx, []byte(`{"repo":"hive/t27","issue":1,"version":2}`), "w-2"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.XLen(ctx, l.auditKey()).Result(); err != nil || n != 2 {
+		t.Fatalf("stream length %d %v; want 2 (one per write)", n, err)
+	}
 }

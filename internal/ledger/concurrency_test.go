@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 )
 
@@ -57,24 +58,24 @@ func checkConcurrentTransitions(t *testing.T, f *fixture) {
 				var err error
 				switch rng.IntN(9) {
 				case 0, 1:
-					res, err = f.l.RecordPRs(f.ctx, repo, issue, prs(0, 0, 1+rng.Uint32N(2)), fmt.Sprintf("close-%d-%d", seed, op))
+					res, err = f.l.RecordPRs(f.ctx, repo, issue, prs(0, 0, 1+rng.Uint32N(2)), audit.Webhook(fmt.Sprintf("close-%d-%d", seed, op)))
 				case 2:
-					res, err = f.l.RecordPRs(f.ctx, repo, issue, prs(1, 0, 1), fmt.Sprintf("reopen-%d-%d", seed, op))
+					res, err = f.l.RecordPRs(f.ctx, repo, issue, prs(1, 0, 1), audit.Webhook(fmt.Sprintf("reopen-%d-%d", seed, op)))
 				case 3:
-					res, err = f.l.RecordPRs(f.ctx, repo, issue, prs(0, 1, 0), fmt.Sprintf("merge-%d-%d", seed, op))
+					res, err = f.l.RecordPRs(f.ctx, repo, issue, prs(0, 1, 0), audit.Webhook(fmt.Sprintf("merge-%d-%d", seed, op)))
 				case 4:
 					at := t0.Add(-3*time.Hour + time.Duration(dispatchN.Add(1))*time.Second).Format(time.RFC3339)
 					word := []string{"accept", "sendBack"}[rng.IntN(2)]
 					body := fmt.Sprintf(`{"dispatched_at": %q, "finished_at": "2026-10-10T19:50:00Z", "review_state": %q, "send_backs": %d}`, at, word, rng.IntN(3))
-					res, err = f.l.Upsert(f.ctx, repo, issue, obj(body), "queen")
+					res, err = f.l.Upsert(f.ctx, repo, issue, obj(body), audit.API("queen"))
 				case 5:
-					res, err = f.l.Upsert(f.ctx, repo, issue, obj(fmt.Sprintf(`{"send_backs": %d}`, rng.IntN(3))), "queen")
+					res, err = f.l.Upsert(f.ctx, repo, issue, obj(fmt.Sprintf(`{"send_backs": %d}`, rng.IntN(3))), audit.API("queen"))
 				case 6:
-					res, err = f.l.Free(f.ctx, repo, issue, "by hand", "alice", 0)
+					res, err = f.l.Free(f.ctx, repo, issue, audit.Manual("alice", "by hand"), 0)
 				case 7:
-					res, err = f.l.Keep(f.ctx, repo, issue, "wait for it", "bob", 0)
+					res, err = f.l.Keep(f.ctx, repo, issue, audit.Manual("bob", "wait for it"), 0)
 				case 8:
-					res, err = f.l.Evaluate(f.ctx, repo, issue, "sweep")
+					res, err = f.l.Evaluate(f.ctx, repo, issue, audit.Sweep(""))
 				}
 				if errors.Is(err, ErrConflict) {
 					conflicts.Add(1)
@@ -133,14 +134,14 @@ func checkConcurrentTransitions(t *testing.T, f *fixture) {
 			t.Fatalf("acknowledged write %+v is not in the history (found %+v)", a, e)
 		}
 	}
-	audit, err := f.l.Audit(f.ctx, int64(total+10))
+	trail, err := f.l.Audit(f.ctx, int64(total+10))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(audit) != total {
-		t.Fatalf("audit stream has %d entries, histories %d", len(audit), total)
+	if len(trail) != total {
+		t.Fatalf("audit stream has %d entries, histories %d", len(trail), total)
 	}
-	for _, e := range audit {
+	for _, e := range trail {
 		h, ok := byVersion[[2]int64{e.Issue, e.Version}]
 		if !ok || h.Outcome.Digest != e.Outcome.Digest || h.Action != e.Action {
 			t.Fatalf("audit entry %+v differs from history %+v", e, h)

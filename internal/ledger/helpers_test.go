@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/testkit"
@@ -48,7 +49,7 @@ func patch(t testing.TB, s string) map[string]json.RawMessage {
 
 func (f *fixture) upsert(t testing.TB, repo string, issue int64, body string) Result {
 	t.Helper()
-	res, err := f.l.Upsert(f.ctx, repo, issue, patch(t, body), "test")
+	res, err := f.l.Upsert(f.ctx, repo, issue, patch(t, body), audit.API("test"))
 	if err != nil {
 		t.Fatalf("upsert %s#%d %s: %v", repo, issue, body, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/queen-app/queen-app/internal/audit"
 )
 
 // A row the Queen wrote as Queen/T27#42 is the row GitHub's webhook names
@@ -15,7 +17,7 @@ import (
 func TestRepositoryNamesAreCaseInsensitive(t *testing.T) {
 	f := newFixture(t, Options{FreeClosedPR: true})
 	f.upsert(t, "Queen/T27", 42, accepted)
-	res, err := f.l.RecordPRs(f.ctx, "queen/t27", 42, prs(0, 0, 1), "delivery-1")
+	res, err := f.l.RecordPRs(f.ctx, "queen/t27", 42, prs(0, 0, 1), audit.Webhook("delivery-1"))
 	if err != nil || res.Outcome != DecisionFree {
 		t.Fatalf("webhook spelling: %+v %v; want the row freed", res.Outcome, err)
 	}
@@ -97,7 +99,7 @@ func TestMigrateMovesRowsToTheCanonicalKey(t *testing.T) {
 		t.Fatalf("row created after the migration at version %d; want above the deleted row's 4", res.Row.Version)
 	}
 	// Freeing works through the webhook's spelling, and the indexes were rebuilt.
-	if res, err := f.l.RecordPRs(f.ctx, "queen/t27", 1, prs(0, 0, 1), "d"); err != nil || res.Outcome != DecisionFree {
+	if res, err := f.l.RecordPRs(f.ctx, "queen/t27", 1, prs(0, 0, 1), audit.Webhook("d")); err != nil || res.Outcome != DecisionFree {
 		t.Fatalf("free after migration: %+v %v", res.Outcome, err)
 	}
 	if rep, err := f.l.Migrate(f.ctx); err != nil || rep.From != SchemaVersion || rep.Moved != 0 {
@@ -112,7 +114,7 @@ func TestDeletedRowsExpireAndVersionsStillContinue(t *testing.T) {
 	f.upsert(t, repo, 8, accepted)
 	f.upsert(t, repo, 8, `{"send_backs": 1}`)
 	f.upsert(t, repo, 8, `{"send_backs": 2}`)
-	if _, err := f.l.Delete(f.ctx, repo, 8, "gone", "api"); err != nil {
+	if _, err := f.l.Delete(f.ctx, repo, 8, audit.Source{Kind: audit.KindAPI, Writer: "api", Reason: "gone"}); err != nil {
 		t.Fatal(err)
 	}
 	k := f.l.keysOf(repo, 8)
@@ -144,7 +146,7 @@ func TestAStaleReadOfAnUnchangedStateNeverLands(t *testing.T) {
 		t.Helper()
 		s := prs(p.open, 0, p.closed)
 		s.ReadAt = at(m)
-		res, err := f.l.RecordPRs(f.ctx, repo, 12, s, "d")
+		res, err := f.l.RecordPRs(f.ctx, repo, 12, s, audit.Webhook("d"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/testkit"
@@ -19,7 +20,7 @@ func TestReopenedPRUnfreesAcceptFree(t *testing.T) {
 	f := newFixture(t, Options{FreeClosedPR: true})
 	f.upsert(t, repo, 7, accepted)
 
-	res, err := f.l.RecordPRs(f.ctx, repo, 7, prs(0, 0, 1), "d-close")
+	res, err := f.l.RecordPRs(f.ctx, repo, 7, prs(0, 0, 1), audit.Webhook("d-close"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func TestReopenedPRUnfreesAcceptFree(t *testing.T) {
 		t.Fatalf("freed view: %+v", v)
 	}
 
-	res, err = f.l.RecordPRs(f.ctx, repo, 7, prs(1, 0, 1), "d-reopen")
+	res, err = f.l.RecordPRs(f.ctx, repo, 7, prs(1, 0, 1), audit.Webhook("d-reopen"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,15 +43,15 @@ func TestReopenedPRUnfreesAcceptFree(t *testing.T) {
 		t.Fatalf("unfreed view: %+v", v)
 	}
 	h := f.history(t, repo, 7)
-	if h[0].Decision != DecisionUnfree || h[0].Rule != dispatch.RuleAccept || h[0].Source != "d-reopen" || !h[0].Outcome.Live {
+	if h[0].Decision != DecisionUnfree || h[0].Rule != dispatch.RuleAccept || h[0].Source != audit.Webhook("d-reopen") || !h[0].Outcome.Live {
 		t.Fatalf("history head %+v; want the unfree", h[0])
 	}
 
 	// A person's free is not undone by a reopened PR.
-	if _, err := f.l.Free(f.ctx, repo, 7, "abandoned", "alice", 0); err != nil {
+	if _, err := f.l.Free(f.ctx, repo, 7, audit.Manual("alice", "abandoned"), 0); err != nil {
 		t.Fatal(err)
 	}
-	res, err = f.l.RecordPRs(f.ctx, repo, 7, prs(2, 0, 1), "d-open2")
+	res, err = f.l.RecordPRs(f.ctx, repo, 7, prs(2, 0, 1), audit.Webhook("d-open2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestFailedReadNeverFrees(t *testing.T) {
 	f := newFixture(t, Options{FreeClosedPR: true})
 	f.upsert(t, repo, 8, accepted)
 	before := f.get(t, repo, 8)
-	res, err := f.l.RecordPRs(f.ctx, repo, 8, dispatch.PRState{Read: false, ClosedUnmerged: 3}, "d")
+	res, err := f.l.RecordPRs(f.ctx, repo, 8, dispatch.PRState{Read: false, ClosedUnmerged: 3}, audit.Webhook("d"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,10 +73,10 @@ func TestFailedReadNeverFrees(t *testing.T) {
 		t.Fatalf("unread PR list: outcome %q wrote %t freed %+v version %d->%d", res.Outcome, res.Wrote(), after.Freed, before.Version, after.Version)
 	}
 	// A freed row is not unfreed by a failed read either.
-	if _, err := f.l.RecordPRs(f.ctx, repo, 8, prs(0, 0, 1), "d1"); err != nil {
+	if _, err := f.l.RecordPRs(f.ctx, repo, 8, prs(0, 0, 1), audit.Webhook("d1")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.l.RecordPRs(f.ctx, repo, 8, dispatch.PRState{Read: false, Open: 1}, "d2"); err != nil {
+	if _, err := f.l.RecordPRs(f.ctx, repo, 8, dispatch.PRState{Read: false, Open: 1}, audit.Webhook("d2")); err != nil {
 		t.Fatal(err)
 	}
 	if f.get(t, repo, 8).Freed == nil {
@@ -86,11 +87,11 @@ func TestFailedReadNeverFrees(t *testing.T) {
 func TestNewDispatchResetsRecordedFields(t *testing.T) {
 	f := newFixture(t, Options{FreeClosedPR: true})
 	f.upsert(t, repo, 9, accepted)
-	if _, err := f.l.RecordPRs(f.ctx, repo, 9, prs(0, 0, 2), "d"); err != nil {
+	if _, err := f.l.RecordPRs(f.ctx, repo, 9, prs(0, 0, 2), audit.Webhook("d")); err != nil {
 		t.Fatal(err)
 	}
 	rec := f.get(t, repo, 9)
-	if _, err := f.l.RecordExport(f.ctx, repo, 9, dispatch.ExportState{State: "refused", Refusal: "protected path", Attempts: 1}, rec.Version); err != nil {
+	if _, err := f.l.RecordExport(f.ctx, repo, 9, dispatch.ExportState{State: "refused", Refusal: "protected path", Attempts: 1}, rec.Version, audit.Export("test")); err != nil {
 		t.Fatal(err)
 	}
 	// The same dispatch written again keeps what was recorded.
@@ -114,19 +115,19 @@ func TestNewDispatchResetsRecordedFields(t *testing.T) {
 
 func TestUpsertRefusesUnknownFieldAndWritesNothing(t *testing.T) {
 	f := newFixture(t, Options{})
-	_, err := f.l.Upsert(f.ctx, repo, 10, patch(t, `{"finished_at": null, "freed": {"rule": "manual"}}`), "api")
+	_, err := f.l.Upsert(f.ctx, repo, 10, patch(t, `{"finished_at": null, "freed": {"rule": "manual"}}`), audit.API("api"))
 	var fe *dispatch.FieldError
 	if !errors.As(err, &fe) || fe.Field != "freed" {
 		t.Fatalf("upsert with recorded field: %v; want a field error naming freed", err)
 	}
-	_, err = f.l.Upsert(f.ctx, repo, 10, patch(t, `{"send_backs": -1}`), "api")
+	_, err = f.l.Upsert(f.ctx, repo, 10, patch(t, `{"send_backs": -1}`), audit.API("api"))
 	if !errors.As(err, &fe) || fe.Field != "send_backs" {
 		t.Fatalf("negative counter: %v", err)
 	}
 	if _, err := f.l.Get(f.ctx, repo, 10); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("refused upserts created a row: %v", err)
 	}
-	if _, err := f.l.Upsert(f.ctx, "not a repo", 1, nil, "api"); err == nil {
+	if _, err := f.l.Upsert(f.ctx, "not a repo", 1, nil, audit.API("api")); err == nil {
 		t.Fatal("bad repo accepted")
 	}
 }
@@ -142,16 +143,16 @@ func TestFlagsOffRecordWouldFreeAndStayLive(t *testing.T) {
 		t.Fatalf("flag-off view %+v", v)
 	}
 	// Deciding again records nothing new.
-	if res, err := f.l.Evaluate(f.ctx, repo, 11, "sweep"); err != nil || res.Wrote() {
+	if res, err := f.l.Evaluate(f.ctx, repo, 11, audit.Sweep("")); err != nil || res.Wrote() {
 		t.Fatalf("second evaluation: %+v %v; want nothing written", res, err)
 	}
 
 	f.upsert(t, repo, 12, accepted)
-	res, err := f.l.RecordPRs(f.ctx, repo, 12, prs(0, 0, 1), "d")
+	res, err := f.l.RecordPRs(f.ctx, repo, 12, prs(0, 0, 1), audit.Webhook("d"))
 	if err != nil || res.Outcome != DecisionWouldFree || res.Row.Freed != nil || !res.Row.View(t0).Live {
 		t.Fatalf("accept_claim flag off: %+v %v", res, err)
 	}
-	res, err = f.l.RecordPRs(f.ctx, repo, 12, prs(1, 0, 1), "d2")
+	res, err = f.l.RecordPRs(f.ctx, repo, 12, prs(1, 0, 1), audit.Webhook("d2"))
 	if err != nil || res.Outcome != DecisionWouldUnfree || res.Row.WouldFree != nil {
 		t.Fatalf("reopen with flag off: %+v %v; want would_unfree", res, err)
 	}
@@ -168,11 +169,11 @@ func TestFlagsOffRecordWouldFreeAndStayLive(t *testing.T) {
 func TestFreeIsIdempotent(t *testing.T) {
 	f := newFixture(t, Options{})
 	f.upsert(t, repo, 13, accepted)
-	first, err := f.l.Free(f.ctx, repo, 13, "duplicate of #12", "alice", 0)
+	first, err := f.l.Free(f.ctx, repo, 13, audit.Manual("alice", "duplicate of #12"), 0)
 	if err != nil || first.Outcome != DecisionFree || first.Row.Freed.Rule != dispatch.RuleManual {
 		t.Fatalf("free: %+v %v", first, err)
 	}
-	second, err := f.l.Free(f.ctx, repo, 13, "again", "bob", 0)
+	second, err := f.l.Free(f.ctx, repo, 13, audit.Manual("bob", "again"), 0)
 	if err != nil || second.Outcome != OutcomeAlreadyFree || second.Wrote() {
 		t.Fatalf("second free: %+v %v; want already free, nothing written", second, err)
 	}
@@ -181,7 +182,7 @@ func TestFreeIsIdempotent(t *testing.T) {
 		t.Fatalf("second free changed the row: %+v", rec)
 	}
 	h := f.history(t, repo, 13)
-	if h[0].Action != ActionFree || h[0].Reason != "duplicate of #12" || h[0].Source != "alice" || len(h) != 2 {
+	if h[0].Action != ActionFree || h[0].Source != audit.Manual("alice", "duplicate of #12") || len(h) != 2 {
 		t.Fatalf("history %+v", h)
 	}
 }
@@ -191,14 +192,14 @@ func TestKeepPinsUntilNewDispatch(t *testing.T) {
 	if res := f.upsert(t, repo, 14, sentBack); res.Outcome != DecisionFree {
 		t.Fatalf("send-back upsert outcome %q; want free", res.Outcome)
 	}
-	res, err := f.l.Keep(f.ctx, repo, 14, "bee is coming back", "alice", 0)
+	res, err := f.l.Keep(f.ctx, repo, 14, audit.Manual("alice", "bee is coming back"), 0)
 	if err != nil || res.Row.Freed != nil || res.Row.Pin == nil || res.Row.Pin.Reason != "bee is coming back" {
 		t.Fatalf("keep: %+v %v", res, err)
 	}
 	if v := res.Row.View(t0); !v.Live || v.Stage != "send_back" {
 		t.Fatalf("kept view %+v", v)
 	}
-	if res, err := f.l.Evaluate(f.ctx, repo, 14, "sweep"); err != nil || res.Wrote() || res.Row.Freed != nil {
+	if res, err := f.l.Evaluate(f.ctx, repo, 14, audit.Sweep("")); err != nil || res.Wrote() || res.Row.Freed != nil {
 		t.Fatalf("sweep freed a kept row: %+v %v", res, err)
 	}
 	f.upsert(t, repo, 14, `{"criteria": ["builds"]}`)
@@ -227,22 +228,22 @@ func TestDeleteIsAuditedAndVersionsContinue(t *testing.T) {
 	f := newFixture(t, Options{})
 	f.upsert(t, repo, 15, accepted)
 	f.upsert(t, repo, 15, `{"send_backs": 1}`)
-	res, err := f.l.Delete(f.ctx, repo, 15, "row removed by the Queen", "api")
+	res, err := f.l.Delete(f.ctx, repo, 15, audit.Source{Kind: audit.KindAPI, Writer: "api", Reason: "row removed by the Queen"})
 	if err != nil || res.Outcome != OutcomeDeleted || res.Row != nil || res.Entry.Version != 3 {
 		t.Fatalf("delete: %+v %v", res, err)
 	}
 	if _, err := f.l.Get(f.ctx, repo, 15); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("get after delete: %v", err)
 	}
-	if _, err := f.l.Delete(f.ctx, repo, 15, "", "api"); !errors.Is(err, ErrNotFound) {
+	if _, err := f.l.Delete(f.ctx, repo, 15, audit.Source{Kind: audit.KindAPI, Writer: "api", Reason: ""}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
 	if rows, err := all(f.l, f.ctx, repo, IndexAccepted); err != nil || len(rows) != 0 {
 		t.Fatalf("accepted after delete: %v %v", rows, err)
 	}
-	audit, err := f.l.Audit(f.ctx, 10)
-	if err != nil || audit[0].Action != ActionDelete || audit[0].Reason != "row removed by the Queen" || !audit[0].Outcome.Deleted {
-		t.Fatalf("audit head %+v %v", audit, err)
+	trail, err := f.l.Audit(f.ctx, 10)
+	if err != nil || trail[0].Action != ActionDelete || trail[0].Source.Reason != "row removed by the Queen" || !trail[0].Outcome.Deleted {
+		t.Fatalf("audit head %+v %v", trail, err)
 	}
 	// A row written again continues the version sequence, so nothing decided
 	// on the old row can match it.
@@ -250,7 +251,7 @@ func TestDeleteIsAuditedAndVersionsContinue(t *testing.T) {
 	if res.Outcome != OutcomeCreated || res.Row.Version != 4 {
 		t.Fatalf("recreated row: outcome %q version %d; want created at 4", res.Outcome, res.Row.Version)
 	}
-	if _, err := f.l.RecordExport(f.ctx, repo, 15, dispatch.ExportState{State: "pushed"}, 2); !errors.Is(err, ErrConflict) {
+	if _, err := f.l.RecordExport(f.ctx, repo, 15, dispatch.ExportState{State: "pushed"}, 2, audit.Export("test")); !errors.Is(err, ErrConflict) {
 		t.Fatalf("export decided on the deleted row: %v; want ErrConflict", err)
 	}
 }
@@ -259,7 +260,7 @@ func TestRecordExportChecksVersion(t *testing.T) {
 	f := newFixture(t, Options{})
 	v1 := f.upsert(t, repo, 16, accepted).Row.Version
 	f.upsert(t, repo, 16, `{"judged_head": "0123456789012345678901234567890123456789"}`)
-	_, err := f.l.RecordExport(f.ctx, repo, 16, dispatch.ExportState{State: "pushed", PushedHead: "abc"}, v1)
+	_, err := f.l.RecordExport(f.ctx, repo, 16, dispatch.ExportState{State: "pushed", PushedHead: "abc"}, v1, audit.Export("test"))
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("stale export record: %v; want ErrConflict", err)
 	}
@@ -267,7 +268,7 @@ func TestRecordExportChecksVersion(t *testing.T) {
 	if rec.Export != nil {
 		t.Fatalf("stale export landed: %+v", rec.Export)
 	}
-	res, err := f.l.RecordExport(f.ctx, repo, 16, dispatch.ExportState{State: "refused", Refusal: "touches .github/", Attempts: 2}, rec.Version)
+	res, err := f.l.RecordExport(f.ctx, repo, 16, dispatch.ExportState{State: "refused", Refusal: "touches .github/", Attempts: 2}, rec.Version, audit.Export("test"))
 	if err != nil || res.Outcome != "refused" || res.Row.Export.Refusal != "touches .github/" {
 		t.Fatalf("export record: %+v %v", res, err)
 	}
@@ -286,17 +287,17 @@ func TestStaleFreeNeverLands(t *testing.T) {
 		racing func() error
 	}{
 		{"reopened PR", 20, func() error {
-			_, err := f.l.RecordPRs(f.ctx, repo, 20, prs(1, 0, 1), "reopen")
+			_, err := f.l.RecordPRs(f.ctx, repo, 20, prs(1, 0, 1), audit.Webhook("reopen"))
 			return err
 		}},
 		{"new dispatch", 21, func() error {
-			_, err := f.l.Upsert(f.ctx, repo, 21, patch(t, `{"dispatched_at": "2026-10-10T19:59:00Z", "finished_at": null, "review_state": null}`), "api")
+			_, err := f.l.Upsert(f.ctx, repo, 21, patch(t, `{"dispatched_at": "2026-10-10T19:59:00Z", "finished_at": null, "review_state": null}`), audit.API("api"))
 			return err
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f.upsert(t, repo, tc.issue, accepted)
-			if _, err := f.l.RecordPRs(f.ctx, repo, tc.issue, dispatch.PRState{Read: true, ClosedUnmerged: 1}, "d"); err != nil {
+			if _, err := f.l.RecordPRs(f.ctx, repo, tc.issue, dispatch.PRState{Read: true, ClosedUnmerged: 1}, audit.Webhook("d")); err != nil {
 				t.Fatal(err)
 			}
 			// Unfree by hand so that the stored state says closed-only but not freed.
@@ -370,7 +371,7 @@ func TestIndexesFollowRows(t *testing.T) {
 	check("1 sent back", "[3]", "[1 2]")
 	f.upsert(t, repo, 2, `{"finished_at": null}`)
 	check("2 running again", "[3]", "[1]")
-	if _, err := f.l.Delete(f.ctx, repo, 3, "", "test"); err != nil {
+	if _, err := f.l.Delete(f.ctx, repo, 3, audit.Source{Kind: audit.KindAPI, Writer: "test", Reason: ""}); err != nil {
 		t.Fatal(err)
 	}
 	check("3 deleted", "[]", "[1]")
@@ -420,13 +421,13 @@ func TestRestartKeepsRowsAndAudit(t *testing.T) {
 	ctx := t.Context()
 	var written []Result
 	for i := int64(1); i <= 20; i++ {
-		res, err := l.Upsert(ctx, repo, i, patch(t, accepted), "import")
+		res, err := l.Upsert(ctx, repo, i, patch(t, accepted), audit.API("import"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		written = append(written, res)
 	}
-	res, err := l.RecordPRs(ctx, repo, 4, prs(0, 0, 1), "d")
+	res, err := l.RecordPRs(ctx, repo, 4, prs(0, 0, 1), audit.Webhook("d"))
 	if err != nil || res.Outcome != DecisionFree {
 		t.Fatalf("free before restart: %+v %v", res, err)
 	}
@@ -443,15 +444,15 @@ func TestRestartKeepsRowsAndAudit(t *testing.T) {
 			t.Fatalf("after restart row %d: %+v", i, rec)
 		}
 	}
-	audit, err := l.Audit(ctx, 1000)
+	trail, err := l.Audit(ctx, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(audit) != len(written) {
-		t.Fatalf("audit after restart has %d entries; want %d", len(audit), len(written))
+	if len(trail) != len(written) {
+		t.Fatalf("audit after restart has %d entries; want %d", len(trail), len(written))
 	}
 	for i, res := range written {
-		e := audit[len(audit)-1-i]
+		e := trail[len(trail)-1-i]
 		if e.Issue != res.Entry.Issue || e.Version != res.Entry.Version || e.Outcome.Digest != res.Entry.Outcome.Digest {
 			t.Fatalf("audit entry %d after restart %+v; want %+v", i, e, res.Entry)
 		}
@@ -460,7 +461,7 @@ func TestRestartKeepsRowsAndAudit(t *testing.T) {
 		t.Fatalf("accepted index after restart: %d rows, %v", len(rows), err)
 	}
 	// Writes go on after the restart (the script cache was lost with it).
-	if _, err := l.RecordPRs(ctx, repo, 4, prs(1, 0, 1), "d2"); err != nil {
+	if _, err := l.RecordPRs(ctx, repo, 4, prs(1, 0, 1), audit.Webhook("d2")); err != nil {
 		t.Fatalf("write after restart: %v", err)
 	}
 }
@@ -498,13 +499,13 @@ func TestAnOlderReadLandingLateDecidesNothing(t *testing.T) {
 	at := func(m int) *time.Time { x := t0.Add(time.Duration(m) * time.Minute); return &x }
 	newer := prs(1, 0, 0)
 	newer.ReadAt = at(3)
-	if _, err := f.l.RecordPRs(f.ctx, repo, 12, newer, "webhook"); err != nil {
+	if _, err := f.l.RecordPRs(f.ctx, repo, 12, newer, audit.Webhook("webhook")); err != nil {
 		t.Fatal(err)
 	}
 	before := f.get(t, repo, 12)
 	older := prs(0, 0, 1)
 	older.ReadAt = at(2)
-	res, err := f.l.RecordPRs(f.ctx, repo, 12, older, "sweep")
+	res, err := f.l.RecordPRs(f.ctx, repo, 12, older, audit.Sweep(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +516,7 @@ func TestAnOlderReadLandingLateDecidesNothing(t *testing.T) {
 	// A read sent after the recorded one still decides.
 	later := prs(0, 0, 1)
 	later.ReadAt = at(4)
-	if res, err := f.l.RecordPRs(f.ctx, repo, 12, later, "sweep"); err != nil || f.get(t, repo, 12).Freed == nil {
+	if res, err := f.l.RecordPRs(f.ctx, repo, 12, later, audit.Sweep("")); err != nil || f.get(t, repo, 12).Freed == nil {
 		t.Fatalf("newer closed read: %+v %v; want freed", res.Outcome, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/retry"
 )
@@ -223,8 +224,8 @@ func (l *Ledger) moveRow(ctx context.Context, spelling string, issue int64, rep 
 		}
 		*rec = *old
 		took = true
-		return Change{Action: ActionMigrate, Source: "migration",
-			Reason: fmt.Sprintf("moved from the key of %q to its canonical key %q", spelling, ghrepo.Key(spelling))}, nil
+		return Change{Action: ActionMigrate, Source: audit.Source{Kind: audit.KindMigration,
+			Reason: fmt.Sprintf("moved from the key of %q to its canonical key %q", spelling, ghrepo.Key(spelling))}}, nil
 	})
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/rules"
 )
@@ -17,8 +18,8 @@ import (
 // field is refused with a *dispatch.FieldError). A dispatched_at different
 // from the stored one starts a fresh attempt: what queen-app recorded for
 // the earlier one, and any keep, is dropped. send_back_claim is then decided
-// in the same write. source names the writer for the audit (api, import...).
-func (l *Ledger) Upsert(ctx context.Context, repo string, issue int64, patch map[string]json.RawMessage, source string) (Result, error) {
+// in the same write. src names the writer for the audit.
+func (l *Ledger) Upsert(ctx context.Context, repo string, issue int64, patch map[string]json.RawMessage, src audit.Source) (Result, error) {
 	return l.update(ctx, "upsert", repo, issue, updateOpts{create: true, expect: -1, display: true}, func(rec *Record, now time.Time) (Change, error) {
 		old := rec.DispatchedAt
 		unknown, err := rec.Apply(patch)
@@ -33,7 +34,7 @@ func (l *Ledger) Upsert(ctx context.Context, repo string, issue int64, patch map
 			rec.ResetRecorded()
 			rec.Pin = nil
 		}
-		ch := Change{Action: ActionUpsert, Source: source, Inputs: upsertInputs{Patch: patch, NewDispatch: fresh}}
+		ch := Change{Action: ActionUpsert, Source: src, Inputs: upsertInputs{Patch: patch, NewDispatch: fresh}}
 		l.decide(rec, now, true, false, "", &ch)
 		return ch, nil
 	})
@@ -57,7 +58,9 @@ func sameTime(a, b *time.Time) bool {
 // work, an unfree. A read that failed (prs.Read false), or one sent before
 // any read seen so far, writes and decides nothing. A state equal to the
 // stored one (read_at aside) writes no version, but counts as seen.
-func (l *Ledger) RecordPRs(ctx context.Context, repo string, issue int64, prs dispatch.PRState, delivery string) (Result, error) {
+// src is the webhook's delivery or the sweep's slot; a free records the
+// delivery it was decided on.
+func (l *Ledger) RecordPRs(ctx context.Context, repo string, issue int64, prs dispatch.PRState, src audit.Source) (Result, error) {
 	if !prs.Read {
 		return Result{Outcome: OutcomeUnread}, checkKey(repo, issue)
 	}
@@ -78,15 +81,14 @@ func (l *Ledger) RecordPRs(ctx context.Context, repo string, issue int64, prs di
 			p.ReadAt = rec.PRs.ReadAt
 		}
 		rec.PRs = &p
-		ch := Change{Action: ActionPRs, Source: delivery, Inputs: prsInputs{PRs: p, Delivery: delivery}}
-		l.decide(rec, now, false, true, delivery, &ch)
+		ch := Change{Action: ActionPRs, Source: src, Inputs: prsInputs{PRs: p}}
+		l.decide(rec, now, false, true, src.Delivery, &ch)
 		return ch, nil
 	})
 }
 
 type prsInputs struct {
-	PRs      dispatch.PRState `json:"prs"`
-	Delivery string           `json:"delivery,omitempty"`
+	PRs dispatch.PRState `json:"prs"`
 }
 
 func samePRs(a, b dispatch.PRState) bool {
@@ -95,9 +97,9 @@ func samePRs(a, b dispatch.PRState) bool {
 }
 
 // Evaluate decides send_back_claim on the stored row, as the sweep does.
-func (l *Ledger) Evaluate(ctx context.Context, repo string, issue int64, source string) (Result, error) {
+func (l *Ledger) Evaluate(ctx context.Context, repo string, issue int64, src audit.Source) (Result, error) {
 	return l.update(ctx, "evaluate", repo, issue, updateOpts{expect: -1}, func(rec *Record, now time.Time) (Change, error) {
-		ch := Change{Action: ActionEvaluate, Source: source}
+		ch := Change{Action: ActionEvaluate, Source: src}
 		l.decide(rec, now, true, false, "", &ch)
 		if ch.Decision == "" {
 			return Change{None: true, Note: OutcomeUnchanged}, nil
@@ -177,48 +179,49 @@ func prsEvidence(p *dispatch.PRState) string {
 // Freeing a freed row writes nothing and reports OutcomeAlreadyFree. A
 // positive version is the one the person looked at: if the row moved on (a
 // new dispatch, say) the free is refused with ErrConflict.
-func (l *Ledger) Free(ctx context.Context, repo string, issue int64, reason, source string, version int64) (Result, error) {
+// src is the person's (audit.Manual), its Reason the free's evidence.
+func (l *Ledger) Free(ctx context.Context, repo string, issue int64, src audit.Source, version int64) (Result, error) {
 	return l.update(ctx, "free", repo, issue, updateOpts{expect: expectOf(version)}, func(rec *Record, now time.Time) (Change, error) {
 		if rec.Freed != nil {
 			return Change{None: true, Note: OutcomeAlreadyFree}, nil
 		}
-		rec.Freed = &dispatch.FreeRecord{At: now, Rule: dispatch.RuleManual, Evidence: reason}
+		rec.Freed = &dispatch.FreeRecord{At: now, Rule: dispatch.RuleManual, Evidence: src.Reason}
 		rec.WouldFree, rec.Pin = nil, nil
-		return Change{Action: ActionFree, Decision: DecisionFree, Rule: dispatch.RuleManual, Source: source, Reason: reason}, nil
+		return Change{Action: ActionFree, Decision: DecisionFree, Rule: dispatch.RuleManual, Source: src}, nil
 	})
 }
 
 // Keep is a person's keep: it clears freed and would_free and pins the row,
 // so the rules free nothing until a new dispatch. version is as for Free.
-func (l *Ledger) Keep(ctx context.Context, repo string, issue int64, reason, source string, version int64) (Result, error) {
+func (l *Ledger) Keep(ctx context.Context, repo string, issue int64, src audit.Source, version int64) (Result, error) {
 	return l.update(ctx, "keep", repo, issue, updateOpts{expect: expectOf(version)}, func(rec *Record, now time.Time) (Change, error) {
 		if rec.Pin != nil && rec.Freed == nil && rec.WouldFree == nil {
 			return Change{None: true, Note: OutcomeAlreadyKept}, nil
 		}
 		rec.Freed, rec.WouldFree = nil, nil
-		rec.Pin = &Pin{At: now, Reason: reason, Source: source}
-		return Change{Action: ActionKeep, Decision: DecisionKeep, Rule: dispatch.RuleManual, Source: source, Reason: reason}, nil
+		rec.Pin = &Pin{At: now, Reason: src.Reason, Source: src.Writer}
+		return Change{Action: ActionKeep, Decision: DecisionKeep, Rule: dispatch.RuleManual, Source: src}, nil
 	})
 }
 
 // Delete removes the row; its history and audit entries stay.
-func (l *Ledger) Delete(ctx context.Context, repo string, issue int64, reason, source string) (Result, error) {
+func (l *Ledger) Delete(ctx context.Context, repo string, issue int64, src audit.Source) (Result, error) {
 	return l.update(ctx, "delete", repo, issue, updateOpts{expect: -1}, func(rec *Record, now time.Time) (Change, error) {
-		return Change{Action: ActionDelete, Source: source, Reason: reason, Delete: true}, nil
+		return Change{Action: ActionDelete, Source: src, Delete: true}, nil
 	})
 }
 
 // RecordExport records the export push's progress on the row, only if the
 // row is still at expectVersion (the version the push was decided on);
-// otherwise ErrConflict, and the caller re-reads.
-func (l *Ledger) RecordExport(ctx context.Context, repo string, issue int64, st dispatch.ExportState, expectVersion int64) (Result, error) {
+// otherwise ErrConflict, and the caller re-reads. src is the export:push task.
+func (l *Ledger) RecordExport(ctx context.Context, repo string, issue int64, st dispatch.ExportState, expectVersion int64, src audit.Source) (Result, error) {
 	if expectVersion < 1 {
 		return Result{}, fmt.Errorf("ledger: record export %s#%d: expectVersion %d is not a row version", repo, issue, expectVersion)
 	}
 	return l.update(ctx, "record export", repo, issue, updateOpts{expect: expectVersion}, func(rec *Record, now time.Time) (Change, error) {
 		s := st
 		rec.Export = &s
-		return Change{Action: ActionExport, Decision: st.State, Evidence: st.Refusal, Inputs: struct {
+		return Change{Action: ActionExport, Decision: st.State, Source: src, Evidence: st.Refusal, Inputs: struct {
 			Export dispatch.ExportState `json:"export"`
 		}{st}}, nil
 	})

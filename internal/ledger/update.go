@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/rules"
@@ -57,8 +58,7 @@ type Change struct {
 	Decision string // free, would_free, unfree, keep, an export state, or ""
 	Rule     string
 	Evidence string
-	Source   string
-	Reason   string
+	Source   audit.Source
 	Inputs   any // marshalled into the entry
 	Delete   bool
 
@@ -67,34 +67,7 @@ type Change struct {
 }
 
 // Entry is one audit entry, in the stream and in the row's history.
-type Entry struct {
-	ID       string          `json:"id,omitempty"` // stream id, set by Audit
-	At       time.Time       `json:"at"`
-	Repo     string          `json:"repo"`
-	Issue    int64           `json:"issue"`
-	Version  int64           `json:"version"` // the row's version after this entry
-	Action   string          `json:"action"`
-	Decision string          `json:"decision,omitempty"`
-	Rule     string          `json:"rule,omitempty"`
-	Evidence string          `json:"evidence,omitempty"`
-	Source   string          `json:"source,omitempty"`
-	Reason   string          `json:"reason,omitempty"`
-	Inputs   json.RawMessage `json:"inputs,omitempty"`
-	Outcome  Outcome         `json:"outcome"`
-}
-
-// Outcome is the row's state after an entry.
-type Outcome struct {
-	Deleted   bool   `json:"deleted,omitempty"`
-	Live      bool   `json:"live"`
-	Freed     string `json:"freed,omitempty"`      // rule of the applied free
-	WouldFree string `json:"would_free,omitempty"` // rule of the shadow free
-	Kept      bool   `json:"kept,omitempty"`
-	Claim     string `json:"claim,omitempty"`
-	Stage     string `json:"stage,omitempty"`
-	Export    string `json:"export,omitempty"`
-	Digest    string `json:"digest,omitempty"` // of the stored row: ties the entry to one exact row
-}
+type Entry = audit.Entry
 
 // Result is what a transition did.
 type Result struct {
@@ -300,9 +273,10 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 		if o.readAt != nil {
 			readAt = strconv.FormatInt(o.readAt.UnixMilli(), 10)
 		}
+		wid := writeID()
 		res, err := casScript.Run(ctx, l.rdb, keys,
 			prev, rec.Version, string(rowJSON), issue, flag(ix.accepted), flag(ix.sendBack),
-			entryJSON, l.opts.HistoryLen, l.opts.AuditMaxLen, writeID(),
+			entryJSON, l.opts.HistoryLen, l.opts.AuditMaxLen, wid,
 			ix.holding, flag(ix.review), int64(DeletedRetention/time.Second), readAt).Slice()
 		if err != nil {
 			return Result{}, opErr(op, repo, issue, err)
@@ -323,7 +297,7 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 			continue
 		}
 		if l.split {
-			if err := l.appendAudit(ctx, entryJSON); err != nil {
+			if err := l.appendAudit(ctx, entryJSON, wid); err != nil {
 				// The row and its history hold the entry; only the global stream missed it.
 				return Result{}, opErr(op, repo, issue, fmt.Errorf("written at version %d, audit stream: %w", rec.Version, err))
 			}
@@ -378,13 +352,23 @@ func outcomeOf(ch Change, existed bool) string {
 	return OutcomeUpdated
 }
 
-func (l *Ledger) appendAudit(ctx context.Context, entryJSON []byte) error {
+// appendScript appends an entry to the stream once per write id: a retry
+// whose first try landed but whose reply was lost (ours, or go-redis's own)
+// once left 3 entries twice in 600 under load. KEYS[2] names the write id
+// in the stream's slot ({P:audit} hashes like P:audit).
+var appendScript = redis.NewScript(`
+if redis.call('SET', KEYS[2], '1', 'NX', 'EX', 600) then
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'entry', ARGV[2])
+end
+return 1`)
+
+// appendAudit writes the stream's copy of an entry outside the row's
+// script (a Cluster keeps the stream on another node).
+func (l *Ledger) appendAudit(ctx context.Context, entryJSON []byte, writeID string) error {
+	keys := []string{l.auditKey(), "{" + l.auditKey() + "}:w:" + writeID}
 	var err error
 	for i := 0; i < 3; i++ {
-		err = l.rdb.XAdd(ctx, &redis.XAddArgs{
-			Stream: l.auditKey(), MaxLen: l.opts.AuditMaxLen, Approx: true,
-			Values: []any{"entry", entryJSON},
-		}).Err()
+		err = appendScript.Run(ctx, l.rdb, keys, l.opts.AuditMaxLen, entryJSON).Err()
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
@@ -396,7 +380,7 @@ func (l *Ledger) entry(rec *Record, now time.Time, ch Change, rowJSON []byte) (*
 	e := &Entry{
 		At: now, Repo: rec.Repo, Issue: rec.Issue, Version: rec.Version,
 		Action: ch.Action, Decision: ch.Decision, Rule: ch.Rule, Evidence: ch.Evidence,
-		Source: ch.Source, Reason: ch.Reason,
+		Source: ch.Source,
 	}
 	if ch.Inputs != nil {
 		b, err := json.Marshal(ch.Inputs)
@@ -406,16 +390,16 @@ func (l *Ledger) entry(rec *Record, now time.Time, ch Change, rowJSON []byte) (*
 		e.Inputs = b
 	}
 	if ch.Delete {
-		e.Outcome = Outcome{Deleted: true}
+		e.Outcome = audit.Outcome{Deleted: true}
 		return e, nil
 	}
 	e.Outcome = outcomeRow(rec, now, rowJSON)
 	return e, nil
 }
 
-func outcomeRow(rec *Record, now time.Time, rowJSON []byte) Outcome {
+func outcomeRow(rec *Record, now time.Time, rowJSON []byte) audit.Outcome {
 	v := dispatch.ViewOf(&rec.Row, now)
-	o := Outcome{Live: v.Live, Kept: rec.Pin != nil, Claim: v.Claim, Stage: v.Stage, Digest: digest(rowJSON)}
+	o := audit.Outcome{Live: v.Live, Kept: rec.Pin != nil, Claim: v.Claim, Stage: v.Stage, Digest: digest(rowJSON)}
 	if rec.Freed != nil {
 		o.Freed = rec.Freed.Rule
 	}

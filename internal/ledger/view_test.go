@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/rules"
 )
@@ -62,7 +63,7 @@ func TestClaimViewOfStoredRows(t *testing.T) {
 			f.upsert(t, repo, issue, tc.row)
 			f.upsert(t, repo, issue, `{"owned_paths": ["src/lib.rs", "docs/x.md"]}`)
 			if tc.prs != nil {
-				if _, err := f.l.RecordPRs(f.ctx, repo, issue, *tc.prs, "d"); err != nil {
+				if _, err := f.l.RecordPRs(f.ctx, repo, issue, *tc.prs, audit.Webhook("d")); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/githubapp"
@@ -127,7 +128,8 @@ func (w *Worker) ExportPush(ctx context.Context, t *asynq.Task) error {
 	pub.Logger = log
 	out, perr := pub.Push(ctx, export.JobOf(&rec.Row))
 
-	st, recErr := w.recordPush(ctx, rec, p.Head, out, perr)
+	taskID, _ := asynq.GetTaskID(ctx)
+	st, recErr := w.recordPush(ctx, rec, p.Head, out, perr, audit.Export(taskID))
 	if st != "" {
 		w.m.Export.WithLabelValues(st).Inc()
 	}
@@ -173,14 +175,14 @@ func publishable(rec *ledger.Record, head string) bool {
 // row moved in between it is re-read and, if it is still the same dispatch
 // accepted at head, recorded on the new version. state is the attempt's
 // ("" when the row moved on and nothing was recorded).
-func (w *Worker) recordPush(ctx context.Context, rec *ledger.Record, head string, out export.Outcome, perr error) (state string, err error) {
+func (w *Worker) recordPush(ctx context.Context, rec *ledger.Record, head string, out export.Outcome, perr error, src audit.Source) (state string, err error) {
 	published := rec
 	for attempt := 0; ; attempt++ {
 		st := exportState(rec, out, perr, w.now())
 		if !exportChanged(rec, st) {
 			return st.State, nil
 		}
-		_, err = w.d.Ledger.RecordExport(ctx, rec.Repo, rec.Issue, st, rec.Version)
+		_, err = w.d.Ledger.RecordExport(ctx, rec.Repo, rec.Issue, st, rec.Version, src)
 		if err == nil {
 			return st.State, nil
 		}

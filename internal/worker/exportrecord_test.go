@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/tasks"
@@ -56,14 +57,14 @@ func TestExportOutageWritesTheRowOnce(t *testing.T) {
 			first.Version, rec.Version, e.exportEntries(14))
 	}
 	// A person decided on the version they read before those attempts.
-	freed, err := e.ledger.Free(e.ctx, repo, 14, "the bee is gone", "queenctl", first.Version)
+	freed, err := e.ledger.Free(e.ctx, repo, 14, audit.Manual("queenctl", "the bee is gone"), first.Version)
 	if err != nil {
 		t.Fatalf("free --version %d during the outage: %v", first.Version, err)
 	}
 	for i := 0; i < 3; i++ {
 		attempt()
 	}
-	if _, err := e.ledger.Keep(e.ctx, repo, 14, "still wanted", "queenctl", freed.Row.Version); err != nil {
+	if _, err := e.ledger.Keep(e.ctx, repo, 14, audit.Manual("queenctl", "still wanted"), freed.Row.Version); err != nil {
 		t.Fatalf("keep --version %d during the outage: %v", freed.Row.Version, err)
 	}
 	if n := e.exportEntries(14); n != 1 {
@@ -166,7 +167,7 @@ func TestExportOutcomeNotRecordedOnARowThatMoved(t *testing.T) {
 			e.setBefore(func(r *http.Request) {
 				branches(r)
 				if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/pulls") {
-					once.Do(func() { _, upsertErr = e.ledger.Upsert(e.ctx, repo, 16, patch, "queen") })
+					once.Do(func() { _, upsertErr = e.ledger.Upsert(e.ctx, repo, 16, patch, audit.API("queen")) })
 				}
 			})
 			if err := e.w.ExportPush(e.ctx, pushTask(t, 16, head)); err != nil {

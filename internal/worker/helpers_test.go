@@ -21,6 +21,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/githubapp"
 	"github.com/queen-app/queen-app/internal/githubtest"
@@ -238,7 +239,7 @@ func (e *env) upsert(issue int64, body map[string]any) *ledger.Record {
 		}
 		patch[k] = b
 	}
-	if _, err := e.ledger.Upsert(e.ctx, repo, issue, patch, "test"); err != nil {
+	if _, err := e.ledger.Upsert(e.ctx, repo, issue, patch, audit.API("test")); err != nil {
 		e.t.Fatalf("upsert #%d: %v", issue, err)
 	}
 	return e.get(issue)

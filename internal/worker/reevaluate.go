@@ -8,6 +8,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/githubapp"
@@ -77,7 +78,7 @@ func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
 	}
 
 	state := githubapp.Summarize(prs, sent)
-	res, err := w.d.Ledger.RecordPRs(ctx, p.Repo, p.Issue, state, p.Delivery)
+	res, err := w.d.Ledger.RecordPRs(ctx, p.Repo, p.Issue, state, audit.Webhook(p.Delivery))
 	if errors.Is(err, ledger.ErrNotFound) {
 		log.Info("reevaluate skipped: ledger row deleted")
 		return nil

@@ -8,14 +8,12 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/installs"
 	"github.com/queen-app/queen-app/internal/ledger"
 )
-
-// SweepSource names the sweep in the audit (the "delivery" of its reads).
-const SweepSource = "sweep"
 
 // sweepReport says what one claim:sweep did.
 type sweepReport struct {
@@ -40,7 +38,8 @@ func (w *Worker) Sweep(ctx context.Context, t *asynq.Task) error {
 	if err := installs.Sync(ctx, w.d.GitHub, w.d.Installs); err != nil {
 		log.Warn("installation sync failed; sweeping the repositories known", "err", err)
 	}
-	rep, err := w.sweep(ctx, log)
+	slot, _ := asynq.GetTaskID(ctx)
+	rep, err := w.sweep(ctx, log, audit.Sweep(slot))
 	result := "ok"
 	switch {
 	case err != nil:
@@ -54,7 +53,7 @@ func (w *Worker) Sweep(ctx context.Context, t *asynq.Task) error {
 	return err
 }
 
-func (w *Worker) sweep(ctx context.Context, log *slog.Logger) (sweepReport, error) {
+func (w *Worker) sweep(ctx context.Context, log *slog.Logger, src audit.Source) (sweepReport, error) {
 	rep := sweepReport{Decisions: map[string]int{}}
 	repos, err := w.d.Installs.Repos(ctx)
 	if err != nil {
@@ -70,14 +69,14 @@ func (w *Worker) sweep(ctx context.Context, log *slog.Logger) (sweepReport, erro
 			continue
 		}
 		rep.Repos++
-		if err := w.sweepRepo(ctx, log.With("repo", r.Name, "installation_id", r.InstallationID), r, &rep); err != nil {
+		if err := w.sweepRepo(ctx, log.With("repo", r.Name, "installation_id", r.InstallationID), r, src, &rep); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", r.Name, err))
 		}
 	}
 	return rep, errors.Join(errs...)
 }
 
-func (w *Worker) sweepRepo(ctx context.Context, log *slog.Logger, r installs.Repo, rep *sweepReport) error {
+func (w *Worker) sweepRepo(ctx context.Context, log *slog.Logger, r installs.Repo, src audit.Source, rep *sweepReport) error {
 	var errs []error
 	owner, name := ghrepo.Split(r.Name)
 	failed := 0
@@ -98,7 +97,7 @@ func (w *Worker) sweepRepo(ctx context.Context, log *slog.Logger, r installs.Rep
 				}
 				continue
 			}
-			out, err := w.d.Ledger.RecordPRs(ctx, r.Name, row.Issue, res.State, SweepSource)
+			out, err := w.d.Ledger.RecordPRs(ctx, r.Name, row.Issue, res.State, src)
 			if errors.Is(err, ledger.ErrNotFound) {
 				continue
 			}
@@ -120,7 +119,7 @@ func (w *Worker) sweepRepo(ctx context.Context, log *slog.Logger, r installs.Rep
 
 	err = w.d.Ledger.Each(ctx, r.Name, ledger.IndexSendBacks, ledger.DefaultPage, func(rows []*ledger.Record) error {
 		for _, row := range rows {
-			out, err := w.d.Ledger.Evaluate(ctx, r.Name, row.Issue, SweepSource)
+			out, err := w.d.Ledger.Evaluate(ctx, r.Name, row.Issue, src)
 			if errors.Is(err, ledger.ErrNotFound) {
 				continue
 			}

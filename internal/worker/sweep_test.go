@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/githubtest"
 	"github.com/queen-app/queen-app/internal/ledger"
@@ -136,7 +137,7 @@ func TestSweepReleasesDeadSendBacks(t *testing.T) {
 					"finished_at": json.RawMessage(`"2026-10-11T12:20:00Z"`), "review_state": json.RawMessage(`"sendBack"`),
 					"send_backs": json.RawMessage([]byte{byte('0' + sendBacks)}),
 				}
-				if _, err := shadow.Upsert(e.ctx, repo, issue, body, "test"); err != nil {
+				if _, err := shadow.Upsert(e.ctx, repo, issue, body, audit.API("test")); err != nil {
 					t.Fatal(err)
 				}
 			}

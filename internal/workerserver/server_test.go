@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/config"
 	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/githubtest"
@@ -51,7 +52,7 @@ func TestRunServesTheWholeWorker(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), &patch); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := led.Upsert(ctx, repo, issue, patch, "test"); err != nil {
+		if _, err := led.Upsert(ctx, repo, issue, patch, audit.API("test")); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,0 +1,93 @@
+// Package audit is the shape of the audit trail: the entry the ledger
+// appends for every decision, to its stream and to the row's own history,
+// as the claims API serves it and queenctl shows it. It holds types only, so
+// a client reads the trail without linking the ledger.
+package audit
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Entry is one audit entry.
+type Entry struct {
+	ID       string          `json:"id,omitempty"` // stream id, set when read from the stream
+	At       time.Time       `json:"at"`
+	Repo     string          `json:"repo"`
+	Issue    int64           `json:"issue"`
+	Version  int64           `json:"version"` // the row's version after this entry
+	Action   string          `json:"action"`
+	Decision string          `json:"decision,omitempty"`
+	Rule     string          `json:"rule,omitempty"`
+	Evidence string          `json:"evidence,omitempty"`
+	Source   Source          `json:"source"`
+	Inputs   json.RawMessage `json:"inputs,omitempty"`
+	Outcome  Outcome         `json:"outcome"`
+}
+
+// Outcome is the row's state after an entry.
+type Outcome struct {
+	Deleted   bool   `json:"deleted,omitempty"`
+	Live      bool   `json:"live"`
+	Freed     string `json:"freed,omitempty"`      // rule of the applied free
+	WouldFree string `json:"would_free,omitempty"` // rule of the shadow free
+	Kept      bool   `json:"kept,omitempty"`
+	Claim     string `json:"claim,omitempty"`
+	Stage     string `json:"stage,omitempty"`
+	Export    string `json:"export,omitempty"`
+	Digest    string `json:"digest,omitempty"` // of the stored row: ties the entry to one exact row
+}
+
+// Source says once who or what asked for a write: a webhook delivery, a
+// sweep's slot, a person with a reason, a writer of the API.
+type Source struct {
+	Kind     string `json:"kind"`               // one of the Kind constants
+	Delivery string `json:"delivery,omitempty"` // webhook: X-GitHub-Delivery
+	Slot     string `json:"slot,omitempty"`     // sweep, export: the task's id
+	Writer   string `json:"writer,omitempty"`   // api, manual: X-Queen-Source (queenctl, an import)
+	Reason   string `json:"reason,omitempty"`   // manual, a delete, a migration: why
+}
+
+// Kinds of Source.
+const (
+	KindWebhook   = "webhook"
+	KindSweep     = "sweep"
+	KindManual    = "manual" // a person's free or keep
+	KindAPI       = "api"    // the Queen's writes and deletes
+	KindMigration = "migration"
+	KindExport    = "export" // an export:push task's outcome
+)
+
+// Webhook is the source of a decision on a delivery's re-read.
+func Webhook(delivery string) Source { return Source{Kind: KindWebhook, Delivery: delivery} }
+
+// Sweep is the source of a decision of the periodic sweep's slot.
+func Sweep(slot string) Source { return Source{Kind: KindSweep, Slot: slot} }
+
+// Manual is a person's override, through writer, with their reason.
+func Manual(writer, reason string) Source {
+	return Source{Kind: KindManual, Writer: writer, Reason: reason}
+}
+
+// Export is the source of an export:push task's outcome.
+func Export(task string) Source { return Source{Kind: KindExport, Slot: task} }
+
+// API is a write of the claims API by writer ("" for an unnamed one).
+func API(writer string) Source { return Source{Kind: KindAPI, Writer: writer} }
+
+// String is the source in one line: "webhook 72d3…", "sweep periodic:…",
+// "manual alice: reason".
+func (s Source) String() string {
+	var b strings.Builder
+	b.WriteString(s.Kind)
+	for _, v := range []string{s.Delivery, s.Slot, s.Writer} {
+		if v != "" {
+			b.WriteString(" " + v)
+		}
+	}
+	if s.Reason != "" {
+		b.WriteString(": " + s.Reason)
+	}
+	return b.String()
+}
