@@ -10,11 +10,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/apiclient"
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/ghrepo"
-	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/plural"
 )
 
@@ -26,7 +25,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	repo := fs.String("repo", "", "only this owner/name")
 	issue := fs.Int64("issue", 0, "only this issue `N`")
 	since := fs.Duration("since", 0, "only entries of the last `DURATION` (e.g. 30m, 24h)")
-	limit := fs.Int("limit", api.DefaultLimit, fmt.Sprintf("at most the newest `N` entries (1 to %d)", api.MaxLimit))
+	limit := fs.Int("limit", apiwire.DefaultLimit, fmt.Sprintf("at most the newest `N` entries (1 to %d)", apiwire.MaxLimit))
 	asJSON := fs.Bool("json", false, `print {"entries": [ENTRY, ...], "more": bool} instead of the table`)
 	pos, err := parseArgs(fs, args)
 	switch {
@@ -39,8 +38,8 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		err = errors.New("--issue must be a positive number")
 	case *since < 0:
 		err = errors.New("--since must not be negative")
-	case *limit < 1 || *limit > api.MaxLimit:
-		err = fmt.Errorf("--limit must be from 1 to %d", api.MaxLimit)
+	case *limit < 1 || *limit > apiwire.MaxLimit:
+		err = fmt.Errorf("--limit must be from 1 to %d", apiwire.MaxLimit)
 	}
 	if err != nil {
 		return usageError(err, name, auditSynopsis, fs, stdout, stderr)
@@ -73,7 +72,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 }
 
 // writeAudit prints one line per entry, newest last, then a count.
-func writeAudit(w io.Writer, list *api.AuditList) error {
+func writeAudit(w io.Writer, list *apiwire.AuditList) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tROW\tRULE\tOUTCOME\tSOURCE\tDELIVERY")
 	for _, e := range list.Entries {
@@ -104,7 +103,7 @@ func auditSource(s audit.Source) string {
 
 // auditOutcome is what an entry decided, else what was asked (a write, a
 // PR read, a delete).
-func auditOutcome(e ledger.Entry) string {
+func auditOutcome(e audit.Entry) string {
 	switch {
 	case e.Outcome.Deleted:
 		return "deleted"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 )
@@ -56,7 +56,7 @@ func TestAuditTableNewestLast(t *testing.T) {
 		t.Errorf("filtered, limit 1: exit %d:\n%s", code, out)
 	}
 	code, out, _ = ctl("audit", "--json", "--repo", "acme/web")
-	var list api.AuditList
+	var list apiwire.AuditList
 	if err := json.Unmarshal([]byte(out), &list); code != 0 || err != nil || len(list.Entries) != 1 ||
 		list.Entries[0].Issue != 4 || list.More {
 		t.Errorf("--json: exit %d, %v:\n%s", code, err, out)

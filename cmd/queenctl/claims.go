@@ -17,8 +17,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/apiclient"
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/config"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
@@ -26,7 +26,7 @@ import (
 )
 
 // claimsPageSize is the page list and export ask for; tests make it small.
-var claimsPageSize = api.MaxLimit
+var claimsPageSize = apiwire.MaxLimit
 
 var claimsVerbs = []verb{
 	{"list", "[--repo owner/name] [--claims-issue true|false] [--claim WORD] [--json]"},
@@ -214,7 +214,7 @@ func claimsImport(args []string, stdout, stderr io.Writer) int {
 		err = errors.New("want exactly one FILE.jsonl")
 	case *repoFlag != "" && !ghrepo.Valid(*repoFlag):
 		err = fmt.Errorf("--repo %q is not owner/name", *repoFlag)
-	case !api.ValidSource(*source):
+	case !apiwire.ValidSource(*source):
 		err = fmt.Errorf("--source %q must be 1 to 64 letters, digits or ._:@/-", *source)
 	}
 	if err != nil {

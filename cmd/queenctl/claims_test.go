@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ledger"
@@ -196,7 +197,7 @@ func TestClaimsListFiltersAndFollowsPages(t *testing.T) {
 	claimsServer(t)
 	importRows(t)
 	claimsPageSize = 2
-	t.Cleanup(func() { claimsPageSize = api.MaxLimit })
+	t.Cleanup(func() { claimsPageSize = apiwire.MaxLimit })
 
 	code, out, errOut := ctl("claims", "list")
 	if code != 0 {
@@ -338,7 +339,7 @@ func TestExplainShowsViewRulePathAndHistory(t *testing.T) {
 		}
 	}
 	code, out, _ = ctl("explain", "--json", "hive/t27#1")
-	var d api.Detail
+	var d apiwire.Detail
 	if err := json.Unmarshal([]byte(out), &d); code != 0 || err != nil || d.Claim != "running" || len(d.History) != 1 || len(d.Explain) == 0 {
 		t.Fatalf("explain --json: %d %v %s", code, err, out)
 	}

@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/apiclient"
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/dispatch"
 )
 
@@ -49,7 +49,7 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 
 // writeExplain prints the claim view, the rule path and the history for a
 // person to read.
-func writeExplain(w io.Writer, d *api.Detail) error {
+func writeExplain(w io.Writer, d *apiwire.Detail) error {
 	v := d.View
 	fmt.Fprintf(w, "%s#%d (version %d)\n\n", v.Repo, v.Issue, v.Version)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

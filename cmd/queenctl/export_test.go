@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/export"
@@ -100,7 +101,7 @@ func TestExportStatusTable(t *testing.T) {
 	l, _ := exportServer(t)
 	exportRows(t, l)
 	claimsPageSize = 3 // status follows every page
-	t.Cleanup(func() { claimsPageSize = api.MaxLimit })
+	t.Cleanup(func() { claimsPageSize = apiwire.MaxLimit })
 
 	code, out, errOut := ctl("export", "status", "--repo", "hive/t27")
 	if code != 0 || errOut != "" {

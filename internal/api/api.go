@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redisavail"
 	"github.com/queen-app/queen-app/internal/serve"
@@ -35,9 +35,8 @@ const MaxBodyBytes = 1 << 20
 // hold at most 64 MiB; the Queen's calls are short and few at a time.
 const MaxInFlight = 64
 
-// SourceHeader optionally names the writer recorded in the audit (import
-// tools, queenctl); "api" when absent.
-const SourceHeader = "X-Queen-Source"
+// SourceHeader optionally names the writer recorded in the audit.
+const SourceHeader = apiwire.SourceHeader
 
 // Config configures the API handler.
 type Config struct {
@@ -258,11 +257,6 @@ func (s *server) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1
 }
 
-var sourcePattern = regexp.MustCompile(`^[A-Za-z0-9._:@/-]{1,64}$`)
-
-// ValidSource reports whether s may name a writer in SourceHeader.
-func ValidSource(s string) bool { return sourcePattern.MatchString(s) }
-
 func (s *server) bind(r *http.Request) (*request, error) {
 	req := &request{Request: r}
 	if owner := r.PathValue("owner"); owner != "" {
@@ -280,7 +274,7 @@ func (s *server) bind(r *http.Request) (*request, error) {
 		req.issue = n
 	}
 	if src := r.Header.Get(SourceHeader); src != "" {
-		if !sourcePattern.MatchString(src) {
+		if !apiwire.ValidSource(src) {
 			return nil, badField(SourceHeader, "must be 1 to 64 letters, digits or ._:@/-")
 		}
 		req.source = src

@@ -7,15 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/ledger"
 )
-
-// AuditList answers GET /v1/audit: matching entries newest last; More says
-// older matching entries were left out (the limit or the scan bound).
-type AuditList struct {
-	Entries []ledger.Entry `json:"entries"`
-	More    bool           `json:"more"`
-}
 
 // audit reads the audit stream: ?repo=owner/name&issue=N&since=T&limit=N,
 // since an RFC 3339 time or a duration back from now (1h).
@@ -49,7 +43,7 @@ func (s *server) audit(ctx context.Context, w *responseWriter, r *request) error
 	if err != nil {
 		return err
 	}
-	out := AuditList{Entries: res.Entries, More: res.More}
+	out := apiwire.AuditList{Entries: res.Entries, More: res.More}
 	if out.Entries == nil {
 		out.Entries = []ledger.Entry{}
 	}

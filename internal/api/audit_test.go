@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/audit"
 )
 
@@ -17,14 +17,14 @@ func TestAuditListsTheStreamNewestLast(t *testing.T) {
 	e.put(t, "hive/t28", 9111, working)
 	e.req(t, "POST", path("hive/t27", 9112, "claims")+"/keep", `{"reason": "a person looks at it"}`).mustCode(t, 200, "")
 
-	read := func(q string) api.AuditList {
+	read := func(q string) apiwire.AuditList {
 		t.Helper()
-		var out api.AuditList
+		var out apiwire.AuditList
 		e.req(t, "GET", "/v1/audit"+q, "").mustCode(t, 200, "")
 		e.req(t, "GET", "/v1/audit"+q, "").decode(t, &out)
 		return out
 	}
-	rows := func(l api.AuditList) string {
+	rows := func(l apiwire.AuditList) string {
 		s := ""
 		for _, en := range l.Entries {
 			s += en.Repo + "#" + strconv.FormatInt(en.Issue, 10) + ":" + en.Action + " "

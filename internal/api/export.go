@@ -6,20 +6,10 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
-
-// ExportPush answers POST .../exports/{issue}/push: the export:push task
-// enqueued for the row's judged head, or the one already waiting.
-type ExportPush struct {
-	Repo            string `json:"repo"`
-	Issue           int64  `json:"issue"`
-	Head            string `json:"head"`
-	DryRun          bool   `json:"dry_run"`
-	TaskID          string `json:"task_id"`
-	AlreadyEnqueued bool   `json:"already_enqueued"`
-}
 
 // ExportWorkers reports whether a worker with the export on is running; an
 // error means unknown.
@@ -83,7 +73,7 @@ func (s *server) exportPush(ctx context.Context, w *responseWriter, r *request) 
 		w.err = err
 		return &apiError{code: http.StatusServiceUnavailable, msg: "the task queue is unavailable; retry"}
 	}
-	w.json(http.StatusAccepted, ExportPush{Repo: r.repo, Issue: r.issue, Head: p.Head, DryRun: dryRun,
+	w.json(http.StatusAccepted, apiwire.ExportPush{Repo: r.repo, Issue: r.issue, Head: p.Head, DryRun: dryRun,
 		TaskID: tasks.ExportPushID(p), AlreadyEnqueued: res == tasks.AlreadyEnqueued})
 	return nil
 }

@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
@@ -20,70 +20,10 @@ import (
 	"github.com/queen-app/queen-app/internal/rules"
 )
 
-// Answers of the API. The claim view's fields come first in each.
-type (
-	// Claim is a claim view with what the write did: created, updated,
-	// unchanged, free, would_free, keep, already free, already kept.
-	Claim struct {
-		dispatch.View
-		Outcome string `json:"outcome"`
-	}
-
-	// Detail is a claim view with its keep, the rule path in words and the
-	// row's recent audit entries, newest first.
-	Detail struct {
-		dispatch.View
-		Kept    *ledger.Pin    `json:"kept"`
-		Explain []string       `json:"explain"`
-		History []ledger.Entry `json:"history"`
-	}
-
-	// ClaimList is one page of claim views; NextCursor is "" on the last.
-	ClaimList struct {
-		Claims     []dispatch.View `json:"claims"`
-		NextCursor string          `json:"next_cursor"`
-	}
-
-	// HeldPath is one path held by one row; Until is nil while a bee works.
-	HeldPath struct {
-		Path  string     `json:"path"`
-		Issue int64      `json:"issue"`
-		Stage string     `json:"stage"`
-		Until *time.Time `json:"until"`
-	}
-
-	// HeldPaths are the paths a repository's live rows hold, by path.
-	HeldPaths struct {
-		Held []HeldPath `json:"held"`
-	}
-
-	// Candidate is an issue the Queen would dispatch.
-	Candidate struct {
-		Issue         int64 `json:"issue"`
-		OwnerAssigned bool  `json:"owner_assigned"`
-	}
-
-	// Admission is the review-first answer for a round of candidates.
-	Admission struct {
-		Queue    uint32  `json:"queue"`
-		Admitted []int64 `json:"admitted"`
-		Held     []int64 `json:"held"`
-		Refusal  *string `json:"refusal"`
-	}
-
-	// Deleted answers a delete.
-	Deleted struct {
-		Repo    string `json:"repo"`
-		Issue   int64  `json:"issue"`
-		Outcome string `json:"outcome"`
-		Version int64  `json:"version"`
-	}
-)
-
 // List limits.
 const (
-	DefaultLimit   = 100
-	MaxLimit       = 1000
+	DefaultLimit   = apiwire.DefaultLimit
+	MaxLimit       = apiwire.MaxLimit
 	defaultHistory = 20
 	maxReasonBytes = 1000
 	maxCandidates  = 1000
@@ -107,7 +47,7 @@ func (s *server) putDispatch(ctx context.Context, w *responseWriter, r *request)
 	if err != nil {
 		return err
 	}
-	w.json(http.StatusOK, Claim{View: res.Row.View(s.now()), Outcome: res.Outcome})
+	w.json(http.StatusOK, apiwire.Claim{View: res.Row.View(s.now()), Outcome: res.Outcome})
 	return nil
 }
 
@@ -125,7 +65,7 @@ func (s *server) deleteDispatch(ctx context.Context, w *responseWriter, r *reque
 	if err != nil {
 		return err
 	}
-	w.json(http.StatusOK, Deleted{Repo: r.repo, Issue: r.issue, Outcome: res.Outcome, Version: res.Entry.Version})
+	w.json(http.StatusOK, apiwire.Deleted{Repo: r.repo, Issue: r.issue, Outcome: res.Outcome, Version: res.Entry.Version})
 	return nil
 }
 
@@ -149,7 +89,7 @@ func (s *server) getClaim(ctx context.Context, w *responseWriter, r *request) er
 		return err
 	}
 	now := s.now()
-	w.json(http.StatusOK, Detail{View: rec.View(now), Kept: rec.Pin, Explain: dispatch.Explain(&rec.Row, now), History: hist})
+	w.json(http.StatusOK, apiwire.Detail{View: rec.View(now), Kept: rec.Pin, Explain: dispatch.Explain(&rec.Row, now), History: hist})
 	return nil
 }
 
@@ -189,7 +129,7 @@ func (s *server) listClaims(ctx context.Context, w *responseWriter, r *request) 
 		return err
 	}
 	now := s.now()
-	out := ClaimList{Claims: []dispatch.View{}}
+	out := apiwire.ClaimList{Claims: []dispatch.View{}}
 	for scanned := 0; ; {
 		rows, next, err := s.ledger.List(ctx, repo, cursor, limit-len(out.Claims))
 		if err != nil {
@@ -242,12 +182,12 @@ func (s *server) heldPaths(ctx context.Context, w *responseWriter, r *request) e
 		return err
 	}
 	now := s.now()
-	out := HeldPaths{Held: []HeldPath{}}
+	out := apiwire.HeldPaths{Held: []apiwire.HeldPath{}}
 	err := s.ledger.Holding(ctx, r.repo, now, func(rows []*ledger.Record) error {
 		for _, rec := range rows {
 			v := rec.View(now) // held_paths is empty unless holds_files
 			for _, p := range v.HeldPaths {
-				out.Held = append(out.Held, HeldPath{Path: p, Issue: v.Issue, Stage: v.Stage, Until: v.HeldUntil})
+				out.Held = append(out.Held, apiwire.HeldPath{Path: p, Issue: v.Issue, Stage: v.Stage, Until: v.HeldUntil})
 			}
 		}
 		return nil
@@ -293,7 +233,7 @@ func (s *server) admission(ctx context.Context, w *responseWriter, r *request) e
 	for _, rec := range rows {
 		sentBack[rec.Issue] = rec.ReviewWord() == "sendBack"
 	}
-	out := Admission{Queue: queue, Admitted: []int64{}, Held: []int64{}}
+	out := apiwire.Admission{Queue: queue, Admitted: []int64{}, Held: []int64{}}
 	for _, c := range cands {
 		if !s.reviewFirst || rules.Admits(rules.KindOf(c.OwnerAssigned, sentBack[c.Issue]), queue) {
 			out.Admitted = append(out.Admitted, c.Issue)
@@ -311,7 +251,7 @@ func (s *server) admission(ctx context.Context, w *responseWriter, r *request) e
 
 // parseCandidates reads {"candidates": [{"issue": N, "owner_assigned": b}]},
 // naming the first bad field by its place.
-func parseCandidates(obj map[string]json.RawMessage) ([]Candidate, error) {
+func parseCandidates(obj map[string]json.RawMessage) ([]apiwire.Candidate, error) {
 	if err := onlyFields(obj, "", "candidates"); err != nil {
 		return nil, err
 	}
@@ -326,7 +266,7 @@ func parseCandidates(obj map[string]json.RawMessage) ([]Candidate, error) {
 	if len(items) > maxCandidates {
 		return nil, badField("candidates", fmt.Sprintf("more than %d", maxCandidates))
 	}
-	out := make([]Candidate, 0, len(items))
+	out := make([]apiwire.Candidate, 0, len(items))
 	seen := map[int64]int{}
 	for i, it := range items {
 		at := fmt.Sprintf("candidates[%d]", i)
@@ -349,7 +289,7 @@ func parseCandidates(obj map[string]json.RawMessage) ([]Candidate, error) {
 			return nil, badField(at+".issue", fmt.Sprintf("%d is also candidates[%d]", issue, j))
 		}
 		seen[issue] = i
-		cand := Candidate{Issue: issue}
+		cand := apiwire.Candidate{Issue: issue}
 		if rawOwner, ok := c["owner_assigned"]; ok {
 			if err := json.Unmarshal(rawOwner, &cand.OwnerAssigned); err != nil || string(rawOwner) == "null" {
 				return nil, badField(at+".owner_assigned", "must be true or false")
@@ -406,6 +346,6 @@ func (s *server) override(ctx context.Context, w *responseWriter, r *request, do
 	if err != nil {
 		return err
 	}
-	w.json(http.StatusOK, Claim{View: res.Row.View(s.now()), Outcome: res.Outcome})
+	w.json(http.StatusOK, apiwire.Claim{View: res.Row.View(s.now()), Outcome: res.Outcome})
 	return nil
 }

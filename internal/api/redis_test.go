@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redistest"
 )
@@ -69,7 +70,7 @@ func TestRedisUnavailableAnswers503(t *testing.T) {
 				}
 				body, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
-				var e api.Error
+				var e apiwire.Error
 				if resp.StatusCode != http.StatusServiceUnavailable || json.Unmarshal(body, &e) != nil || e.Error == "" {
 					t.Fatalf("%s %s: %d %s; want 503 with a JSON error", r.method, r.path, resp.StatusCode, body)
 				}

@@ -12,17 +12,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redisavail"
 )
-
-// Error is the body of every error answer.
-type Error struct {
-	Error string `json:"error"`
-	Field string `json:"field,omitempty"` // the bad field, parameter or header, when one is to blame
-}
 
 // apiError is an answer decided by a handler.
 type apiError struct {
@@ -73,7 +68,7 @@ func (w *responseWriter) json(code int, v any) {
 }
 
 func (w *responseWriter) fail(code int, msg, field string) {
-	w.json(code, Error{Error: msg, Field: field})
+	w.json(code, apiwire.Error{Error: msg, Field: field})
 }
 
 // failErr answers err: a handler's decision, a refused field, a missing

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/apiwire"
 )
 
 // AuditOptions filter the audit stream. Zero values filter nothing.
@@ -18,7 +18,7 @@ type AuditOptions struct {
 }
 
 // Audit reads the newest matching audit entries, newest last.
-func (c *Client) Audit(ctx context.Context, o AuditOptions) (*api.AuditList, error) {
+func (c *Client) Audit(ctx context.Context, o AuditOptions) (*apiwire.AuditList, error) {
 	q := url.Values{}
 	if o.Repo != "" {
 		q.Set("repo", o.Repo)
@@ -32,5 +32,5 @@ func (c *Client) Audit(ctx context.Context, o AuditOptions) (*api.AuditList, err
 	if o.Limit > 0 {
 		q.Set("limit", strconv.Itoa(o.Limit))
 	}
-	return call[api.AuditList](ctx, c, http.MethodGet, "/v1/audit", q, nil)
+	return call[apiwire.AuditList](ctx, c, http.MethodGet, "/v1/audit", q, nil)
 }

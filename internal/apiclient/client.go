@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
 )
@@ -116,7 +116,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.Source != "" {
-		req.Header.Set(api.SourceHeader, c.Source)
+		req.Header.Set(apiwire.SourceHeader, c.Source)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -132,7 +132,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 	}
 	if resp.StatusCode/100 != 2 {
 		e := &Error{Method: method, Path: path, Status: resp.StatusCode}
-		var body api.Error
+		var body apiwire.Error
 		if json.Unmarshal(data, &body) == nil && body.Error != "" {
 			e.Message, e.Field = body.Error, body.Field
 		} else {
@@ -167,7 +167,7 @@ func unwrapURL(err error) error {
 
 // Put upserts the Queen-owned fields in patch on repo#issue: an absent field
 // keeps its value, null clears it, an unknown field is refused.
-func (c *Client) Put(ctx context.Context, repo string, issue int64, patch map[string]json.RawMessage) (*api.Claim, error) {
+func (c *Client) Put(ctx context.Context, repo string, issue int64, patch map[string]json.RawMessage) (*apiwire.Claim, error) {
 	p, err := rowPath(repo, issue, "dispatches")
 	if err != nil {
 		return nil, err
@@ -175,16 +175,16 @@ func (c *Client) Put(ctx context.Context, repo string, issue int64, patch map[st
 	if patch == nil {
 		patch = map[string]json.RawMessage{}
 	}
-	return call[api.Claim](ctx, c, http.MethodPut, p, nil, patch)
+	return call[apiwire.Claim](ctx, c, http.MethodPut, p, nil, patch)
 }
 
 // Get returns the claim view of repo#issue with its rule path and history.
-func (c *Client) Get(ctx context.Context, repo string, issue int64) (*api.Detail, error) {
+func (c *Client) Get(ctx context.Context, repo string, issue int64) (*apiwire.Detail, error) {
 	p, err := rowPath(repo, issue, "claims")
 	if err != nil {
 		return nil, err
 	}
-	return call[api.Detail](ctx, c, http.MethodGet, p, nil, nil)
+	return call[apiwire.Detail](ctx, c, http.MethodGet, p, nil, nil)
 }
 
 // ListOptions filter and page a list. Zero values filter nothing.
@@ -197,7 +197,7 @@ type ListOptions struct {
 }
 
 // List returns one page of claim views.
-func (c *Client) List(ctx context.Context, o ListOptions) (*api.ClaimList, error) {
+func (c *Client) List(ctx context.Context, o ListOptions) (*apiwire.ClaimList, error) {
 	q := url.Values{}
 	if o.Repo != "" {
 		q.Set("repo", o.Repo)
@@ -214,7 +214,7 @@ func (c *Client) List(ctx context.Context, o ListOptions) (*api.ClaimList, error
 	if o.Limit > 0 {
 		q.Set("limit", strconv.Itoa(o.Limit))
 	}
-	return call[api.ClaimList](ctx, c, http.MethodGet, "/v1/claims", q, nil)
+	return call[apiwire.ClaimList](ctx, c, http.MethodGet, "/v1/claims", q, nil)
 }
 
 // ListAll follows every page from o.Cursor on.
@@ -239,12 +239,12 @@ func (c *Client) ListAll(ctx context.Context, o ListOptions) ([]dispatch.View, e
 }
 
 // HeldPaths returns the paths repo's rows hold, by path.
-func (c *Client) HeldPaths(ctx context.Context, repo string) ([]api.HeldPath, error) {
+func (c *Client) HeldPaths(ctx context.Context, repo string) ([]apiwire.HeldPath, error) {
 	p, err := repoPath(repo)
 	if err != nil {
 		return nil, err
 	}
-	var out api.HeldPaths
+	var out apiwire.HeldPaths
 	if err := c.do(ctx, http.MethodGet, p+"/held-paths", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -252,35 +252,35 @@ func (c *Client) HeldPaths(ctx context.Context, repo string) ([]api.HeldPath, er
 }
 
 // Admission asks which candidates the review-first card admits.
-func (c *Client) Admission(ctx context.Context, repo string, candidates []api.Candidate) (*api.Admission, error) {
+func (c *Client) Admission(ctx context.Context, repo string, candidates []apiwire.Candidate) (*apiwire.Admission, error) {
 	p, err := repoPath(repo)
 	if err != nil {
 		return nil, err
 	}
 	if candidates == nil {
-		candidates = []api.Candidate{}
+		candidates = []apiwire.Candidate{}
 	}
 	body := struct {
-		Candidates []api.Candidate `json:"candidates"`
+		Candidates []apiwire.Candidate `json:"candidates"`
 	}{candidates}
-	return call[api.Admission](ctx, c, http.MethodPost, p+"/admission", nil, body)
+	return call[apiwire.Admission](ctx, c, http.MethodPost, p+"/admission", nil, body)
 }
 
 // Free is a person's free of repo#issue, with the reason for the audit.
 //
 // version is the row version the free was decided on (0: whichever is
 // current); a row that moved on since answers 409 and is not freed.
-func (c *Client) Free(ctx context.Context, repo string, issue int64, reason string, version int64) (*api.Claim, error) {
+func (c *Client) Free(ctx context.Context, repo string, issue int64, reason string, version int64) (*apiwire.Claim, error) {
 	return c.override(ctx, repo, issue, "free", reason, version)
 }
 
 // Keep is a person's keep of repo#issue: the rules free nothing until a new
 // dispatch.
-func (c *Client) Keep(ctx context.Context, repo string, issue int64, reason string, version int64) (*api.Claim, error) {
+func (c *Client) Keep(ctx context.Context, repo string, issue int64, reason string, version int64) (*apiwire.Claim, error) {
 	return c.override(ctx, repo, issue, "keep", reason, version)
 }
 
-func (c *Client) override(ctx context.Context, repo string, issue int64, what, reason string, version int64) (*api.Claim, error) {
+func (c *Client) override(ctx context.Context, repo string, issue int64, what, reason string, version int64) (*apiwire.Claim, error) {
 	p, err := rowPath(repo, issue, "claims")
 	if err != nil {
 		return nil, err
@@ -289,11 +289,11 @@ func (c *Client) override(ctx context.Context, repo string, issue int64, what, r
 		Reason  string `json:"reason"`
 		Version int64  `json:"version,omitempty"`
 	}{reason, version}
-	return call[api.Claim](ctx, c, http.MethodPost, p+"/"+what, nil, body)
+	return call[apiwire.Claim](ctx, c, http.MethodPost, p+"/"+what, nil, body)
 }
 
 // Delete removes repo#issue; reason ("" for none) goes to the audit.
-func (c *Client) Delete(ctx context.Context, repo string, issue int64, reason string) (*api.Deleted, error) {
+func (c *Client) Delete(ctx context.Context, repo string, issue int64, reason string) (*apiwire.Deleted, error) {
 	p, err := rowPath(repo, issue, "dispatches")
 	if err != nil {
 		return nil, err
@@ -302,13 +302,13 @@ func (c *Client) Delete(ctx context.Context, repo string, issue int64, reason st
 	if reason != "" {
 		q = url.Values{"reason": {reason}}
 	}
-	return call[api.Deleted](ctx, c, http.MethodDelete, p, q, nil)
+	return call[apiwire.Deleted](ctx, c, http.MethodDelete, p, q, nil)
 }
 
 // ExportPush asks for an export:push of repo#issue's judged head now;
 // dryRun asks the worker to decide and record only. The row must be
 // accepted with a 40-hex judged_head (409 otherwise).
-func (c *Client) ExportPush(ctx context.Context, repo string, issue int64, dryRun bool) (*api.ExportPush, error) {
+func (c *Client) ExportPush(ctx context.Context, repo string, issue int64, dryRun bool) (*apiwire.ExportPush, error) {
 	p, err := rowPath(repo, issue, "exports")
 	if err != nil {
 		return nil, err
@@ -316,5 +316,5 @@ func (c *Client) ExportPush(ctx context.Context, repo string, issue int64, dryRu
 	body := struct {
 		DryRun bool `json:"dry_run"`
 	}{dryRun}
-	return call[api.ExportPush](ctx, c, http.MethodPost, p+"/push", nil, body)
+	return call[apiwire.ExportPush](ctx, c, http.MethodPost, p+"/push", nil, body)
 }

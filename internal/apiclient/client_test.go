@@ -15,6 +15,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/apiclient"
+	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/ledger"
@@ -100,7 +101,7 @@ func TestClientMirrorsTheAPI(t *testing.T) {
 		t.Fatalf("held: %+v %v", held, err)
 	}
 
-	adm, err := c.Admission(ctx, "hive/t27", []api.Candidate{{Issue: 9}, {Issue: 2}})
+	adm, err := c.Admission(ctx, "hive/t27", []apiwire.Candidate{{Issue: 9}, {Issue: 2}})
 	if err != nil || adm.Queue != 1 || !reflect.DeepEqual(adm.Admitted, []int64{2}) || !reflect.DeepEqual(adm.Held, []int64{9}) || adm.Refusal != nil {
 		t.Fatalf("admission: %+v %v", adm, err)
 	}
@@ -205,7 +206,7 @@ func TestClientExportPush(t *testing.T) {
 	}
 
 	got, err := c.ExportPush(ctx, "hive/t27", 7, true)
-	want := &api.ExportPush{Repo: "hive/t27", Issue: 7, Head: head, DryRun: true, TaskID: "export:push:hive/t27:7:" + head + ":dry-run"}
+	want := &apiwire.ExportPush{Repo: "hive/t27", Issue: 7, Head: head, DryRun: true, TaskID: "export:push:hive/t27:7:" + head + ":dry-run"}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("dry run = %+v, %v; want %+v", got, err, want)
 	}

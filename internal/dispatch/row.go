@@ -54,6 +54,13 @@ type PRState struct {
 // Any reports whether the branch has a pull request in any state.
 func (p PRState) Any() bool { return p.Open+p.Merged+p.ClosedUnmerged > 0 || len(p.Numbers) > 0 }
 
+// Pin is a person's keep: the rules free nothing until a new dispatch.
+type Pin struct {
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
+	Source string    `json:"source,omitempty"` // the writer who kept it
+}
+
 // FreeRecord says who freed a claim, when, and on what evidence.
 type FreeRecord struct {
 	At       time.Time `json:"at"`

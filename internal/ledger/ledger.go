@@ -101,14 +101,7 @@ func (l *Ledger) Conflicts() int64 { return l.conflicts.Load() }
 type Record struct {
 	dispatch.Row
 	// Pin is a person's keep: the rules free nothing until a new dispatch.
-	Pin *Pin `json:"pin,omitempty"`
-}
-
-// Pin records a keep override.
-type Pin struct {
-	At     time.Time `json:"at"`
-	Reason string    `json:"reason"`
-	Source string    `json:"source,omitempty"`
+	Pin *dispatch.Pin `json:"pin,omitempty"`
 }
 
 // View is the claim view of the stored row at now.

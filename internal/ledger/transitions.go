@@ -199,7 +199,7 @@ func (l *Ledger) Keep(ctx context.Context, repo string, issue int64, src audit.S
 			return Change{None: true, Note: OutcomeAlreadyKept}, nil
 		}
 		rec.Freed, rec.WouldFree = nil, nil
-		rec.Pin = &Pin{At: now, Reason: src.Reason, Source: src.Writer}
+		rec.Pin = &dispatch.Pin{At: now, Reason: src.Reason, Source: src.Writer}
 		return Change{Action: ActionKeep, Decision: DecisionKeep, Rule: dispatch.RuleManual, Source: src}, nil
 	})
 }
