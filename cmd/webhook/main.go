@@ -4,14 +4,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
+	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/queen-app/queen-app/internal/config"
-	"github.com/queen-app/queen-app/internal/logging"
 	"github.com/queen-app/queen-app/internal/usage"
 	"github.com/queen-app/queen-app/internal/webhookserver"
 )
@@ -35,24 +31,7 @@ QUEEN_API_TOKEN="$(cat /etc/queen-app/api-token)" webhook`,
 }
 
 func main() {
-	if code, exit := binary.Args(os.Args[1:], os.Stdout, os.Stderr); exit {
-		os.Exit(code)
-	}
-	cfg, err := config.FromEnv(config.Webhook)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "webhook: %v\n", err)
-		os.Exit(2)
-	}
-	log := logging.Setup(os.Stdout, "webhook", cfg.Secrets()...)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := webhookserver.Run(ctx, cfg, log, webhookserver.Listeners{}); err != nil {
-		var bad *config.Error
-		if errors.As(err, &bad) {
-			fmt.Fprintf(os.Stderr, "webhook: %v\n", bad)
-			os.Exit(2)
-		}
-		log.Error("webhook stopped", "err", err)
-		os.Exit(1)
-	}
+	os.Exit(binary.Main(os.Args[1:], os.Stdout, os.Stderr, func(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+		return webhookserver.Run(ctx, cfg, log, webhookserver.Listeners{})
+	}))
 }

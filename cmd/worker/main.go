@@ -5,14 +5,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
+	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/queen-app/queen-app/internal/config"
-	"github.com/queen-app/queen-app/internal/logging"
 	"github.com/queen-app/queen-app/internal/usage"
 	"github.com/queen-app/queen-app/internal/workerserver"
 )
@@ -39,29 +35,11 @@ QUEEN_FREE_CLOSED_PR=on QUEEN_RELEASE_DEAD_CLAIMS=on worker`,
 }
 
 func main() {
-	if code, exit := binary.Args(os.Args[1:], os.Stdout, os.Stderr); exit {
-		os.Exit(code)
-	}
-	cfg, err := config.FromEnv(config.Worker)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
-		os.Exit(2)
-	}
-	opts, err := workerserver.OptionsFromEnv(os.Getenv)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
-		os.Exit(2)
-	}
-	log := logging.Setup(os.Stdout, "worker", cfg.Secrets()...)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := workerserver.Run(ctx, cfg, log, opts); err != nil {
-		var bad *config.Error
-		if errors.As(err, &bad) {
-			fmt.Fprintf(os.Stderr, "worker: %v\n", bad)
-			os.Exit(2)
+	os.Exit(binary.Main(os.Args[1:], os.Stdout, os.Stderr, func(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+		opts, err := workerserver.OptionsFromEnv(os.Getenv)
+		if err != nil {
+			return err // a *config.Error: exit 2 naming the variable
 		}
-		log.Error("worker stopped", "err", err)
-		os.Exit(1)
-	}
+		return workerserver.Run(ctx, cfg, log, opts)
+	}))
 }
