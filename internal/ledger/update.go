@@ -18,6 +18,7 @@ import (
 	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
+	"github.com/queen-app/queen-app/internal/retry"
 	"github.com/queen-app/queen-app/internal/rules"
 )
 
@@ -439,15 +440,7 @@ func writeID() string {
 // backoff waits a little, growing with the attempt, jittered so that
 // writers racing on one row spread out.
 func backoff(ctx context.Context, attempt int) error {
-	d := time.Duration(mrand.Int64N(int64(min(attempt, 20))*int64(time.Millisecond) + 1))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return retry.Sleep(ctx, time.Duration(mrand.Int64N(int64(min(attempt, 20))*int64(time.Millisecond)+1)))
 }
 
 // History returns the row's most recent audit entries, newest first (at

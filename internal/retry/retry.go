@@ -157,12 +157,23 @@ func Until(ctx context.Context, log *slog.Logger, what string, fn func(context.C
 			return ctx.Err()
 		}
 		log.Warn(what+" failed; retrying", "err", err, "attempt", attempt+1)
-		t := time.NewTimer(Backoff(attempt))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := Sleep(ctx, Backoff(attempt)); err != nil {
+			return err
 		}
+	}
+}
+
+// Sleep waits d, or less when ctx ends first, then returns ctx's error.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
