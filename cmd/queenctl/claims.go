@@ -333,7 +333,10 @@ func parseDumpLine(data []byte, defRepo string) (dumpLine, error) {
 	repo := defRepo
 	if raw, ok := obj["repo"]; ok {
 		if json.Unmarshal(raw, &repo) != nil || !ghrepo.Valid(repo) {
-			return dumpLine{}, fmt.Errorf("repo: %s is not \"owner/name\"", raw)
+			// Compact: whitespace inside the value (a \r) must not break the report's line.
+			var shown bytes.Buffer
+			_ = json.Compact(&shown, raw) // raw is valid JSON: DecodeObject took it
+			return dumpLine{}, fmt.Errorf("repo: %s is not \"owner/name\"", shown.Bytes())
 		}
 	} else if repo == "" {
 		return dumpLine{}, errors.New("repo: is required (or give --repo owner/name)")
