@@ -14,8 +14,8 @@ bench:
 	go test -run '^$$' -bench 'ClaimOf|VerdictOf' -benchtime 1000000x ./internal/rules/
 
 # Each fuzz target for FUZZTIME; -fuzz takes one target of one package at a
-# time. New inputs are minimized for 5 s, not the default 60 s, which left
-# the workers minimizing instead of fuzzing for most of a minute. A crasher
+# time. New inputs are minimized for 5 s: with the default 60 s a run sat at
+# 0 execs/s for most of its minute, minimizing instead of fuzzing. A crasher
 # is written to the package's testdata/fuzz/, which `go test` then replays.
 # Go 1.26 can end a clean run with a bare "context deadline exceeded" and no
 # input written (go.dev/issue/75804, fixed in Go 1.27): that is not a crasher.
