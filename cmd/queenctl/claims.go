@@ -284,48 +284,22 @@ func (im *importer) line(n int, data []byte) error {
 	if n == 1 {
 		data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	}
-	obj, err := dispatch.DecodeObject(data)
+	d, err := parseDumpLine(data, im.defRepo)
 	if err != nil {
 		fail("", err.Error())
 		return nil
 	}
-	repo := im.defRepo
-	if raw, ok := obj["repo"]; ok {
-		if json.Unmarshal(raw, &repo) != nil || !ghrepo.Valid(repo) {
-			fail("", fmt.Sprintf("repo: %s is not \"owner/name\"", raw))
-			return nil
-		}
-	} else if repo == "" {
-		fail("", "repo: is required (or give --repo owner/name)")
-		return nil
-	}
-	raw, ok := obj["issue"]
-	if !ok {
-		fail("", "issue: is required")
-		return nil
-	}
-	issue, err := dispatch.Issue(raw)
-	if err != nil {
-		fail("", "issue: "+err.Error())
-		return nil
-	}
-	key := repo + "#" + strconv.FormatInt(issue, 10)
+	key := d.repo + "#" + strconv.FormatInt(d.issue, 10)
 	where := " " + key
 	if first, dup := im.seen[key]; dup {
 		fail(where, fmt.Sprintf("duplicate row (first on line %d)", first))
 		return nil
 	}
 	im.seen[key] = n
-	patch := make(map[string]json.RawMessage, len(obj))
-	for name, v := range obj {
-		switch {
-		case dispatch.IsQueenField(name):
-			patch[name] = v
-		case name != "repo" && name != "issue":
-			im.ignored[name] = true
-		}
+	for _, name := range d.ignored {
+		im.ignored[name] = true
 	}
-	res, err := im.c.Put(context.Background(), repo, issue, patch)
+	res, err := im.c.Put(context.Background(), d.repo, d.issue, d.patch)
 	if err != nil {
 		var ae *apiclient.Error
 		if errors.As(err, &ae) && ae.Status/100 == 4 && ae.Status != http.StatusUnauthorized &&
@@ -338,6 +312,54 @@ func (im *importer) line(n int, data []byte) error {
 	fmt.Fprintf(im.out, "line %d%s: %s\n", n, where, res.Outcome)
 	im.counts[res.Outcome]++
 	return nil
+}
+
+// dumpLine is one row of the Queen's dump as the import writes it: the
+// Queen-owned columns in patch, the other columns ignored (sorted).
+type dumpLine struct {
+	repo    string
+	issue   int64
+	patch   map[string]json.RawMessage
+	ignored []string
+}
+
+// parseDumpLine reads one line of the dump; defRepo (--repo) stands for a
+// missing repo. An error is the line's failure as the report shows it.
+func parseDumpLine(data []byte, defRepo string) (dumpLine, error) {
+	obj, err := dispatch.DecodeObject(data)
+	if err != nil {
+		return dumpLine{}, err
+	}
+	repo := defRepo
+	if raw, ok := obj["repo"]; ok {
+		if json.Unmarshal(raw, &repo) != nil || !ghrepo.Valid(repo) {
+			// Compact: whitespace inside the value (a \r) must not break the report's line.
+			var shown bytes.Buffer
+			_ = json.Compact(&shown, raw) // raw is valid JSON: DecodeObject took it
+			return dumpLine{}, fmt.Errorf("repo: %s is not \"owner/name\"", shown.Bytes())
+		}
+	} else if repo == "" {
+		return dumpLine{}, errors.New("repo: is required (or give --repo owner/name)")
+	}
+	raw, ok := obj["issue"]
+	if !ok {
+		return dumpLine{}, errors.New("issue: is required")
+	}
+	issue, err := dispatch.Issue(raw)
+	if err != nil {
+		return dumpLine{}, fmt.Errorf("issue: %w", err)
+	}
+	d := dumpLine{repo: repo, issue: issue, patch: make(map[string]json.RawMessage, len(obj))}
+	for name, v := range obj {
+		switch {
+		case dispatch.IsQueenField(name):
+			d.patch[name] = v
+		case name != "repo" && name != "issue":
+			d.ignored = append(d.ignored, name)
+		}
+	}
+	sort.Strings(d.ignored)
+	return d, nil
 }
 
 func (im *importer) summary() {

@@ -123,6 +123,10 @@ func (r *Row) set(name string, raw json.RawMessage) error {
 				return fail(fmt.Sprintf("%q is not an RFC 3339 date", s))
 			}
 			v = v.UTC()
+			if v.Year() < 0 || v.Year() > 9999 {
+				// An offset can carry 0000 or 9999 past what JSON stores.
+				return fail(fmt.Sprintf("%q is outside the years 0000 to 9999 in UTC", s))
+			}
 			t = &v
 		}
 		if name == "dispatched_at" {

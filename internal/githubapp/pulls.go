@@ -211,21 +211,40 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 		all(err)
 		return
 	}
+	paged := readBatch(op, owner+"/"+repo, chunk, resp.Body, resetOf(resp.Header), sent, out)
+	for _, b := range paged {
+		st, err := a.PRsForBranch(ctx, installationID, owner, repo, b)
+		out[b] = BatchResult{State: st, Err: err}
+	}
+}
+
+// readBatch decodes GraphQL's answer to the query of chunk (aliases b0, b1,
+// ...) into one result per branch in out, but for the branches whose PRs run
+// past one page: those it returns, in chunk's order, for the caller to read
+// another way. full is the base repository (its PRs alone count), op names the
+// request in errors, reset is the answer's X-RateLimit-Reset and sent when the
+// request left.
+func readBatch(op, full string, chunk []string, body io.Reader, reset, sent time.Time, out map[string]BatchResult) (paged []string) {
+	all := func(err error) {
+		err = fail(op, err)
+		for _, b := range chunk {
+			out[b] = BatchResult{Err: err}
+		}
+	}
 	var ans struct {
 		Data *struct {
 			Repository map[string]*gqlConnection `json:"repository"`
 		} `json:"data"`
 		Errors []gqlError `json:"errors"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&ans); err != nil {
+	if err := json.NewDecoder(io.LimitReader(body, 32<<20)).Decode(&ans); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			all(fmt.Errorf("answer cut short: %w", err)) // the connection, not the answer
 		} else {
 			all(badAnswer(fmt.Errorf("decode answer: %w", err)))
 		}
-		return
+		return nil
 	}
-	reset := resetOf(resp.Header)
 
 	alias := make(map[string]int, len(chunk))
 	for i := range chunk {
@@ -246,13 +265,12 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 			}
 		}
 		all(ge) // an error not confined to one branch spoils the whole answer
-		return
+		return nil
 	}
 	if ans.Data == nil || ans.Data.Repository == nil {
 		all(badAnswer(errors.New("answer has no repository")))
-		return
+		return nil
 	}
-	full := owner + "/" + repo
 	for i, b := range chunk {
 		if ge := aliasErr[i]; ge != nil {
 			out[b] = BatchResult{Err: fail(op+" "+b, ge)}
@@ -264,8 +282,7 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 			continue
 		}
 		if conn.PageInfo.HasNextPage {
-			st, err := a.PRsForBranch(ctx, installationID, owner, repo, b)
-			out[b] = BatchResult{State: st, Err: err}
+			paged = append(paged, b)
 			continue
 		}
 		var prs []PR
@@ -281,4 +298,5 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 		}
 		out[b] = BatchResult{State: Summarize(prs, sent)}
 	}
+	return paged
 }
