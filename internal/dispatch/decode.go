@@ -118,14 +118,9 @@ func (r *Row) set(name string, raw json.RawMessage) error {
 			if err != nil {
 				return fail("must be an RFC 3339 date or null")
 			}
-			v, err := time.Parse(time.RFC3339Nano, s)
+			v, err := ParseDate(s)
 			if err != nil {
-				return fail(fmt.Sprintf("%q is not an RFC 3339 date", s))
-			}
-			v = v.UTC()
-			if v.Year() < 0 || v.Year() > 9999 {
-				// An offset can carry 0000 or 9999 past what JSON stores.
-				return fail(fmt.Sprintf("%q is outside the years 0000 to 9999 in UTC", s))
+				return fail(err.Error())
 			}
 			t = &v
 		}
@@ -214,6 +209,20 @@ func (r *Row) set(name string, raw json.RawMessage) error {
 		r.IssueOpen = p
 	}
 	return nil
+}
+
+// ParseDate reads an RFC 3339 date as UTC. An offset can carry 0000 or
+// 9999 past what JSON (and so the ledger) stores: such a date is refused.
+func ParseDate(s string) (time.Time, error) {
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 date", s)
+	}
+	v = v.UTC()
+	if v.Year() < 0 || v.Year() > 9999 {
+		return time.Time{}, fmt.Errorf("%q is outside the years 0000 to 9999 in UTC", s)
+	}
+	return v, nil
 }
 
 func str(raw json.RawMessage) (string, error) {

@@ -396,6 +396,7 @@ func TestParseRefuses(t *testing.T) {
 		{"trailing data", `{"taken_at": "2026-10-11T12:55:00Z", "rows": []} {}`, "not a JSON object: data after the object", -1, ""},
 		{"missing taken_at", `{"rows": []}`, "taken_at: required", -1, "taken_at"},
 		{"bad taken_at", `{"taken_at": "yesterday", "rows": []}`, `taken_at: "yesterday" is not an RFC 3339 date`, -1, "taken_at"},
+		{"taken_at past year 9999 in UTC", `{"taken_at": "9999-12-31T23:59:59-01:00", "rows": []}`, `taken_at: "9999-12-31T23:59:59-01:00" is outside the years 0000 to 9999 in UTC`, -1, "taken_at"},
 		{"taken_at number", `{"taken_at": 5, "rows": []}`, `taken_at: must be an RFC 3339 date (got 5)`, -1, "taken_at"},
 		{"missing rows", `{"taken_at": "2026-10-11T12:55:00Z"}`, "rows: required", -1, "rows"},
 		{"rows object", `{"taken_at": "2026-10-11T12:55:00Z", "rows": {}}`, "rows: must be an array of rows", -1, "rows"},

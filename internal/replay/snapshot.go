@@ -227,11 +227,7 @@ func date(raw json.RawMessage) (time.Time, error) {
 	if json.Unmarshal(raw, &s) != nil {
 		return time.Time{}, fmt.Errorf("must be an RFC 3339 date (got %s)", clip(raw))
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 date", s)
-	}
-	return t.UTC(), nil
+	return dispatch.ParseDate(s)
 }
 
 func isNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
