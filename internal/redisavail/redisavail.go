@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/queen-app/queen-app/internal/redisconn"
 )
 
 // Budget is the total time one HTTP request may spend on Redis, every call
@@ -29,7 +31,8 @@ const Budget = 5 * time.Second
 // now: it is unreachable or slow (network errors, timeouts, a deadline, an
 // exhausted or closed pool, a connection cut mid-reply, a TLS mismatch), not
 // ready (LOADING, MASTERDOWN, CLUSTERDOWN, TRYAGAIN, a read-only replica,
-// out of memory, too many clients, too few replicas) or refuses us
+// out of memory, too many clients, too few replicas, no replica
+// acknowledging a write made under redisconn.WithReplicaAck) or refuses us
 // (NOAUTH, WRONGPASS, NOPERM: a configuration fault that retrying after the
 // fix resolves). Anything else, a script error or a wrong type, is a bug.
 func Unavailable(err error) bool {
@@ -43,7 +46,7 @@ func Unavailable(err error) bool {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
 		errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrPoolExhausted),
-		errors.Is(err, redis.ErrClosed),
+		errors.Is(err, redis.ErrClosed), errors.Is(err, redisconn.ErrNotReplicated),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.As(err, &ne), errors.As(err, &rhe), errors.As(err, &cve), errors.As(err, &alert):
@@ -79,4 +82,5 @@ var asynqSigns = []string{
 	"context deadline exceeded", "context canceled", "connection pool timeout", "client is closed",
 	"LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "READONLY ", "OOM ", "NOREPLICAS ",
 	"NOAUTH ", "WRONGPASS ", "NOPERM ", "max number of clients",
+	redisconn.ErrNotReplicated.Error(),
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/queen-app/queen-app/internal/redisavail"
 	"github.com/queen-app/queen-app/internal/redisconn"
 	"github.com/queen-app/queen-app/internal/redistest"
 )
@@ -161,10 +162,15 @@ func TestReplicaAckCoversAsynqEnqueue(t *testing.T) {
 	defer set.Replicas[0].Resume()
 	if _, err := client.EnqueueContext(acked, task()); !errors.Is(err, redisconn.ErrNotReplicated) {
 		t.Fatalf("enqueue with the replica paused: %v, want ErrNotReplicated", err)
+	} else if !redisavail.Unavailable(err) {
+		t.Fatalf("enqueue with the replica paused: %v is not Redis unavailability (the webhook would answer 500)", err)
 	}
 	again := asynq.NewClientFromRedisClient(open(t, set.URL(), "", ""))
+	// asynq keeps only the text of this one (its script's error): still a 503.
 	if _, err := again.EnqueueContext(acked, task()); errors.Is(err, asynq.ErrTaskIDConflict) || err == nil {
 		t.Fatalf("duplicate enqueue with the replica paused: %v; want an error other than a conflict", err)
+	} else if !redisavail.Unavailable(err) {
+		t.Fatalf("duplicate enqueue with the replica paused: %v is not Redis unavailability (the webhook would answer 500)", err)
 	}
 	set.Replicas[0].Resume()
 	eventually(t, "the duplicate is a conflict once the replica has the task", func() bool {
