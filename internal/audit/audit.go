@@ -70,15 +70,6 @@ func Manual(writer, reason string) Source {
 	return Source{Kind: KindManual, Writer: writer, Reason: reason}
 }
 
-// FreedBy is what a free decided on a read records as its delivery: the
-// webhook's delivery id, or "sweep" when the sweep's read decided it.
-func (s Source) FreedBy() string {
-	if s.Kind == KindSweep {
-		return KindSweep
-	}
-	return s.Delivery
-}
-
 // Export is the source of an export:push task's outcome.
 func Export(task string) Source { return Source{Kind: KindExport, Slot: task} }
 

@@ -82,7 +82,7 @@ func (l *Ledger) RecordPRs(ctx context.Context, repo string, issue int64, prs di
 		}
 		rec.PRs = &p
 		ch := Change{Action: ActionPRs, Source: src, Inputs: prsInputs{PRs: p}}
-		l.decide(rec, now, false, true, src.FreedBy(), &ch)
+		l.decide(rec, now, false, true, src.Delivery, &ch)
 		return ch, nil
 	})
 }
