@@ -17,12 +17,28 @@ const frFlag = "QUEEN_FREE_CLOSED_PR"
 func frCheckFreed(t *testing.T, v frClaim, delivery string) {
 	t.Helper()
 	if v.Freed == nil || v.Freed.Rule != "accept_claim" || v.Freed.Delivery != delivery || v.Live || v.ClaimsIssue || v.WouldFree != nil {
-		t.Fatalf("claim: live %v claims_issue %v freed %+v would_free %+v; want freed by accept_claim on delivery %s, not live",
+		t.Fatalf("claim: live %v claims_issue %v freed %+v would_free %+v; want freed by accept_claim on delivery %q, not live",
 			v.Live, v.ClaimsIssue, v.Freed, v.WouldFree, delivery)
 	}
 	if n := v.decisions("free"); n != 1 {
 		t.Fatalf("history shows %d frees, want 1: %+v", n, v.History)
 	}
+	want := "webhook"
+	if delivery == "" {
+		want = "sweep"
+	}
+	for _, h := range v.History {
+		if h.Decision == "free" && (h.Source.Kind != want || h.Source.Delivery != delivery) {
+			t.Fatalf("the free's source is %+v; want %s with delivery %q", h.Source, want, delivery)
+		}
+	}
+}
+
+// frCheckFreedBySweep asserts a claim freed on a read of the sweep: no
+// delivery to name, the sweep as the free's source.
+func frCheckFreedBySweep(t *testing.T, v frClaim) {
+	t.Helper()
+	frCheckFreed(t, v, "")
 }
 
 // frCheckKept asserts a live claim that nothing freed or would free, whose
@@ -353,7 +369,7 @@ func TestFreeSweepMakesOneGraphQLRequestPer100Rows(t *testing.T) {
 		t.Fatalf("%d GraphQL requests for %v sweeps of %d rows; want 2 per sweep", n, runs, rows)
 	}
 	for _, issue := range []int64{7, 140} {
-		frCheckFreed(t, f.claim(issue), "sweep")
+		frCheckFreedBySweep(t, f.claim(issue))
 	}
 	frCheckKept(t, f.claim(8), 0, 1, 0)
 	frCheckKept(t, f.claim(141), 1, 0, 1)
