@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -57,18 +56,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
 		return 1
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(list)
-	} else {
-		err = writeAudit(stdout, list)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
-		return 1
-	}
-	return 0
+	return output(stdout, stderr, name, *asJSON, list, func(w io.Writer) error { return writeAudit(w, list) })
 }
 
 // writeAudit prints one line per entry, newest last, then a count.

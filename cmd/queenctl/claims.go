@@ -157,9 +157,7 @@ func claimsList(args []string, stdout, stderr io.Writer) int {
 		if views == nil {
 			views = []dispatch.View{}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := writeJSON(stdout, struct {
 			Claims []dispatch.View `json:"claims"`
 		}{views}); err != nil {
 			fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -98,9 +97,7 @@ func deliveriesList(args []string, stdout, stderr io.Writer) int {
 			out = append(out, deliveryJSON{ID: d.ID, GUID: d.GUID, Event: d.Event, Action: d.Action, Status: d.Status,
 				StatusCode: d.StatusCode, DeliveredAt: d.DeliveredAt.UTC(), Redelivery: d.Redelivery})
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := writeJSON(stdout, struct {
 			Deliveries []deliveryJSON `json:"deliveries"`
 		}{out}); err != nil {
 			fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -33,18 +32,7 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(d)
-	} else {
-		err = writeExplain(stdout, d)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "queenctl: explain: %v\n", err)
-		return 1
-	}
-	return 0
+	return output(stdout, stderr, "explain", *asJSON, d, func(w io.Writer) error { return writeExplain(w, d) })
 }
 
 // writeExplain prints the claim view, the rule path and the history for a

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -163,4 +164,26 @@ func runGroup(group string, verbs []verb, runs map[string]func([]string, io.Writ
 	}
 	fmt.Fprintf(stderr, "queenctl: %s: unknown subcommand %q (usage: queenctl %s %s)\n", group, args[0], group, synopsis)
 	return 2
+}
+
+// output writes v as indented JSON under --json, else as text writes it;
+// a failed write is one line on stderr and exit code 1.
+func output(stdout, stderr io.Writer, name string, asJSON bool, v any, text func(io.Writer) error) int {
+	var err error
+	if asJSON {
+		err = writeJSON(stdout, v)
+	} else {
+		err = text(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
