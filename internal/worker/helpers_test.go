@@ -47,6 +47,7 @@ type options struct {
 	freeClosedPR, releaseDeadClaims bool
 	export, dryRun                  bool
 	clock                           *testkit.Clock // the worker's Now; nil: the wall clock
+	prsPerHour                      int            // 0: the default
 }
 
 // env is a worker over a private Redis, the fake GitHub (behind a proxy
@@ -120,6 +121,7 @@ func newEnv(t *testing.T, o options) *env {
 		Redeliverer:  &githubapp.Redeliverer{App: app, Store: NewRedisStore(e.rdb)},
 		Logger:       slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		WriteSpacing: time.Millisecond,
+		PRsPerHour:   o.prsPerHour,
 		RDB:          e.rdb,
 	}
 	if o.clock != nil {
