@@ -136,6 +136,17 @@ func TestPacerWaitSleepsUntilTheTurn(t *testing.T) {
 	if err := p.wait(cancelled, 1); !errors.Is(err, context.Canceled) {
 		t.Fatalf("second turn within the gap: %v, want it to wait", err)
 	}
+	// A send another replica just stamped (its turn ran late) holds this
+	// one back although its own turn, booked on a fresh installation, is now.
+	_, _, sent := PaceKeys(2)
+	if err := rdb.Set(ctx, sent, time.Now().UnixMilli(), time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	short, stop := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer stop()
+	if err := p.wait(short, 2); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("turn right after another replica's send: %v, want it to wait the gap", err)
+	}
 	var nilPacer *pacer
 	if err := nilPacer.wait(ctx, 1); err != nil {
 		t.Fatalf("no Redis, no pacing: %v", err)
