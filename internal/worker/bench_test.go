@@ -78,7 +78,7 @@ func drainOnce(b *testing.B) {
 	b.ReportMetric(float64(gap.Milliseconds()), "pr-gap-min-ms")
 	b.ReportMetric(float64(drainBacklog)/took.Minutes(), "prs/min")
 	// What the two paced turns per branch it replaces needed at least.
-	b.ReportMetric((2*time.Duration(drainBacklog-1)*DefaultWriteSpacing).Seconds(), "paced-floor-s")
+	b.ReportMetric((2 * time.Duration(drainBacklog-1) * DefaultWriteSpacing).Seconds(), "paced-floor-s")
 }
 
 // sweepRows is the sweep of issue 11's cost figure.
