@@ -73,12 +73,15 @@ redis.call('PEXPIRE', KEYS[1], t - now + 3600000)
 return {1, t}
 `)
 
-// sendScript stamps a send at ARGV[1] unless the last one was less than
-// ARGV[2] before it; it returns how many milliseconds are left to wait (0:
+// sendScript stamps a send now unless the last one was less than ARGV[1]
+// milliseconds ago; it returns how many milliseconds are left to wait (0:
 // stamped, go). A turn is booked ahead; a caller woken late by its timer
 // would otherwise leave the next turn's request less than the gap behind.
+// Now is Redis's clock, the one clock every replica shares.
 var sendScript = redis.NewScript(`
-local now, gap = tonumber(ARGV[1]), tonumber(ARGV[2])
+local gap = tonumber(ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 if last + gap > now then return last + gap - now end
 redis.call('SET', KEYS[1], now, 'PX', gap + 60000)
@@ -116,7 +119,7 @@ func (p *pacer) wait(ctx context.Context, installationID int64) error {
 		if err := sleep(ctx, d); err != nil {
 			return err
 		}
-		left, err := sendScript.Run(ctx, p.rdb, []string{sent}, p.now().UnixMilli(), p.sendGap().Milliseconds()).Int64()
+		left, err := sendScript.Run(ctx, p.rdb, []string{sent}, p.sendGap().Milliseconds()).Int64()
 		if err != nil {
 			return fmt.Errorf("pacing: %w", err)
 		}
