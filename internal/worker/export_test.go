@@ -108,6 +108,10 @@ func TestExportBacklogDrains(t *testing.T) {
 	if n := e.pushes(); n != 30 {
 		t.Errorf("pushes = %d, want one per branch", n)
 	}
+	// One installation token for all 30 pushes and PRs: minted once, reused.
+	if n := e.gh.Mints(); n != 1 {
+		t.Errorf("%d installation tokens minted for the backlog, want 1", n)
+	}
 	pr := e.gh.PRs(repo)[0]
 	if pr.Base != "master" || !strings.Contains(pr.Body, "Closes #") || !strings.HasPrefix(pr.Title, "Issue ") {
 		t.Errorf("PR %+v: want base master, the issue's title and Closes #N", pr)
