@@ -182,3 +182,19 @@ func TestPushSlotsPerInstallation(t *testing.T) {
 	r2()
 	r3()
 }
+
+// An installation's pacing keys share one hash slot: a one-node Redis
+// Cluster refuses a script whose keys do not.
+func TestPacingOnRedisCluster(t *testing.T) {
+	rdb := redistest.StartWith(t, redistest.Options{Cluster: true}).ClusterClient()
+	p := &pacer{rdb: rdb, gap: time.Millisecond, perMinute: 80, perHour: 500, maxWait: time.Minute, now: time.Now}
+	ctx := context.Background()
+	if err := p.holdUntil(ctx, 7, time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := p.wait(ctx, 7); err != nil {
+			t.Fatalf("turn %d on a cluster: %v", i, err)
+		}
+	}
+}
