@@ -50,7 +50,7 @@ func TestMain(m *testing.M) {
 
 // proc is one running binary.
 type proc struct {
-	t    *testing.T
+	t    testing.TB
 	name string
 	cmd  *exec.Cmd
 	out  *testkit.Buffer
@@ -59,7 +59,7 @@ type proc struct {
 
 // start runs a binary with exactly env (plus PATH and HOME) and stops it
 // at cleanup with SIGTERM.
-func start(t *testing.T, name string, env map[string]string, args ...string) *proc {
+func start(t testing.TB, name string, env map[string]string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, name), args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
@@ -113,7 +113,7 @@ func (p *proc) exited() (bool, int) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -124,7 +124,7 @@ func freeAddr(t *testing.T) string {
 }
 
 // waitHTTP waits until url answers 200.
-func waitHTTP(t *testing.T, p *proc, url string) {
+func waitHTTP(t testing.TB, p *proc, url string) {
 	t.Helper()
 	eventually(t, 20*time.Second, url+" answers 200", func() bool {
 		if ok, code := p.exited(); ok {
@@ -141,7 +141,7 @@ func waitHTTP(t *testing.T, p *proc, url string) {
 
 // eventually polls cond until it holds or the limit passes. The limit only
 // bounds a broken run; no test asserts how fast anything is.
-func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) {
+func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for !cond() {

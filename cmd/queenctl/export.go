@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/queen-app/queen-app/internal/apiclient"
 	"github.com/queen-app/queen-app/internal/dispatch"
@@ -93,8 +94,13 @@ func writeExportStatus(w io.Writer, rows []exportRow) error {
 	counts := map[string]int{}
 	for _, r := range rows {
 		state, head, pr, attempts, refusal, lastErr := notTried, "-", "-", 0, "-", "-"
+		shown := state
 		if st := r.Export; st != nil {
 			state, attempts = st.State, st.Attempts
+			shown = state
+			if st.Until != nil { // a waiting row says when its turn comes
+				shown += " until " + st.Until.UTC().Format(time.RFC3339)
+			}
 			if st.PushedHead != "" {
 				head = shortHead(st.PushedHead)
 			}
@@ -109,7 +115,7 @@ func writeExportStatus(w io.Writer, rows []exportRow) error {
 			}
 		}
 		counts[state]++
-		fmt.Fprintf(tw, "%s#%d\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Repo, r.Issue, state, head, pr, attempts, refusal, lastErr)
+		fmt.Fprintf(tw, "%s#%d\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Repo, r.Issue, shown, head, pr, attempts, refusal, lastErr)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -95,7 +95,14 @@ func exportRows(t *testing.T, l *ledger.Ledger) {
 	putRow(t, l, "hive/t27", 6, `{"started": true}`) // running: not shown
 	putRow(t, l, "acme/web", 1, acceptedBody(headA)) // another repository
 	putRow(t, l, "hive/t27", 7, `{"started": true, "finished_at": "2026-10-10T19:00:00Z", "review_state": "failed"}`)
+	// Pushed; its PR waits for the installation's turn (the hour's PR
+	// creations were spent).
+	putRow(t, l, "hive/t27", 8, acceptedBody(headA))
+	recordExport(t, l, "hive/t27", 8, dispatch.ExportState{State: "waiting", PushedHead: headA, Attempts: 3,
+		Until: &waitingUntil, LastError: "github CreatePR: content-creating requests of this installation are paced"})
 }
+
+var waitingUntil = time.Date(2026, 10, 11, 13, 0, 0, 0, time.UTC)
 
 func TestExportStatusTable(t *testing.T) {
 	l, _ := exportServer(t)
@@ -117,6 +124,7 @@ func TestExportStatusTable(t *testing.T) {
 		"hive/t27#3 refused - - 1 workflow: touches .github/workflows/ci.yml, left for a person -",
 		"hive/t27#4 retrying - - 12 - GET /queen/export/4: status 504: injected failure",
 		"hive/t27#5 dry_run - - 1 - -",
+		"hive/t27#8 waiting until 2026-10-11T13:00:00Z aaaaaaaaaaaa - 3 - github CreatePR: content-creating requests of this installation are paced",
 	}
 	if len(got) != len(want)+2 {
 		t.Fatalf("want a header, %d rows and the summary:\n%s", len(want), out)
@@ -126,13 +134,13 @@ func TestExportStatusTable(t *testing.T) {
 			t.Errorf("row %d: %q, want %q", i+1, line, w)
 		}
 	}
-	if s := got[len(got)-1]; s != "5 rows: 1 dry_run, 1 not_tried, 1 pr_opened, 1 refused, 1 retrying" {
+	if s := got[len(got)-1]; s != "6 rows: 1 dry_run, 1 not_tried, 1 pr_opened, 1 refused, 1 retrying, 1 waiting" {
 		t.Errorf("summary %q", s)
 	}
 
 	// Every repository without --repo.
 	code, out, _ = ctl("export", "status")
-	if code != 0 || !strings.Contains(out, "acme/web#1 ") || !strings.HasSuffix(out, "6 rows: 1 dry_run, 2 not_tried, 1 pr_opened, 1 refused, 1 retrying\n") {
+	if code != 0 || !strings.Contains(out, "acme/web#1 ") || !strings.HasSuffix(out, "7 rows: 1 dry_run, 2 not_tried, 1 pr_opened, 1 refused, 1 retrying, 1 waiting\n") {
 		t.Fatalf("all repositories: exit %d\n%s", code, out)
 	}
 }
@@ -150,8 +158,8 @@ func TestExportStatusJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if len(got.Exports) != 5 {
-		t.Fatalf("%d rows, want 5:\n%s", len(got.Exports), out)
+	if len(got.Exports) != 6 {
+		t.Fatalf("%d rows, want 6:\n%s", len(got.Exports), out)
 	}
 	if r := got.Exports[0]; r.Issue != 1 || r.Claim != "accepted" || r.Export != nil {
 		t.Errorf("row 1: %+v, want accepted with a null export", r)
@@ -161,6 +169,9 @@ func TestExportStatusJSON(t *testing.T) {
 	}
 	if r := got.Exports[4]; r.Claim != "failed" || r.Export == nil || r.Export.State != "dry_run" {
 		t.Errorf("row 5 (sent back after a dry run): %+v", r)
+	}
+	if r := got.Exports[5]; r.Export == nil || r.Export.State != "waiting" || r.Export.Until == nil || !r.Export.Until.Equal(waitingUntil) {
+		t.Errorf("row 8 (waiting for its turn): %+v, want waiting until %v", r, waitingUntil)
 	}
 	// No rows is an empty list, not null.
 	if code, out, _ = ctl("export", "status", "--json", "--repo", "none/here"); code != 0 || !strings.Contains(out, `"exports": []`) {

@@ -36,6 +36,8 @@ type env struct {
 	clock  *testkit.Clock
 	reg    *prometheus.Registry
 	logs   *testkit.Buffer
+	// fetches counts what the API's ledger reads from Redis per round trip.
+	fetches *redistest.Fetches
 }
 
 type envOpts struct {
@@ -52,7 +54,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 	srv := redistest.Start(t)
 	c := testkit.NewClock(t0)
 	o.ledger.Now = c.Now
-	e := &env{redis: srv, ledger: ledger.New(srv.Client(), o.ledger), clock: c, reg: prometheus.NewRegistry(), logs: &testkit.Buffer{}}
+	rdb := srv.Client()
+	e := &env{redis: srv, ledger: ledger.New(rdb, o.ledger), clock: c, reg: prometheus.NewRegistry(), logs: &testkit.Buffer{},
+		fetches: redistest.CountFetches(rdb)}
 	cfg := api.Config{
 		Ledger: e.ledger, Token: token, ReviewFirst: o.reviewFirst, Now: c.Now,
 		Logger:     slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

@@ -83,6 +83,10 @@ type ExportState struct {
 	// At is when a failed attempt was recorded: the export sweep tries the
 	// row again only after a backoff from it. Unset in every other state.
 	At *time.Time `json:"at,omitempty"`
+	// Until is when a waiting row's PR gets its turn: the installation's
+	// PR creations are paced (GitHub's limits) or GitHub asked for a pause.
+	// Set only in the waiting state.
+	Until *time.Time `json:"until,omitempty"`
 }
 
 // Same reports whether o records the same outcome as s: the state, the

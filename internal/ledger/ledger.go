@@ -335,38 +335,78 @@ func (l *Ledger) Each(ctx context.Context, repo string, ix Index, n int, fn func
 
 // Holding calls fn with pages of repo's rows that may hold files at now:
 // the working ones and those finished within the longest hold. A row's own
-// view says whether it still holds.
+// view says whether it still holds. The index is read a page at a time, so
+// memory holds one page of rows and of issue numbers whatever the size of
+// the ledger.
 func (l *Ledger) Holding(ctx context.Context, repo string, now time.Time, fn func([]*Record) error) error {
 	if !ghrepo.Valid(repo) {
 		return fmt.Errorf("ledger: holding: repo %q is not owner/name", repo)
 	}
 	since := now.Add(-time.Duration(max(rules.SendBackHoldMinutes, rules.AwaitingHoldMinutes)+1) * time.Minute).Unix()
 	key := l.repoKey(repo, "holding")
-	var issues []int64
 	for _, rng := range [][2]string{{"0", "0"}, {strconv.FormatInt(since, 10), "+inf"}} {
-		members, err := l.rdb.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: rng[0], Max: rng[1]}).Result()
-		if err != nil {
-			return fmt.Errorf("ledger: holding %s: %w", repo, err)
-		}
-		got, err := parseIssues(members)
-		if err != nil {
-			return fmt.Errorf("ledger: holding %s: %w", repo, err)
-		}
-		issues = append(issues, got...)
-	}
-	for len(issues) > 0 {
-		page := issues[:min(DefaultPage, len(issues))]
-		issues = issues[len(page):]
-		rows, err := l.getMany(ctx, repo, page)
-		if err != nil {
-			return fmt.Errorf("ledger: holding %s: %w", repo, err)
-		}
-		if err := fn(rows); err != nil {
-			return err
+		afterScore, afterMember := "", ""
+		for {
+			page, err := holdingPage.Run(ctx, l.rdb, []string{key}, rng[0], rng[1], afterScore, afterMember, DefaultPage).StringSlice()
+			if err != nil {
+				return fmt.Errorf("ledger: holding %s: %w", repo, err)
+			}
+			if len(page) == 0 {
+				break
+			}
+			members := make([]string, 0, len(page)/2)
+			for i := 0; i+1 < len(page); i += 2 {
+				members = append(members, page[i])
+			}
+			issues, err := parseIssues(members)
+			if err != nil {
+				return fmt.Errorf("ledger: holding %s: %w", repo, err)
+			}
+			rows, err := l.getMany(ctx, repo, issues)
+			if err != nil {
+				return fmt.Errorf("ledger: holding %s: %w", repo, err)
+			}
+			if err := fn(rows); err != nil {
+				return err
+			}
+			if len(members) < DefaultPage {
+				break
+			}
+			afterMember, afterScore = page[len(page)-2], page[len(page)-1]
 		}
 	}
 	return nil
 }
+
+// holdingPage returns up to ARGV[5] members (with scores) of the sorted set
+// whose score is within ARGV[1]..ARGV[2], after the member ARGV[4] of score
+// ARGV[3] in Redis's order (score, then member), or from the start of the
+// range when ARGV[3] is "". The cursor is a place, not an offset: a row
+// leaving the index between two pages (a row freed, finished or deleted)
+// shifts no other row past the reader, so none is skipped.
+var holdingPage = redis.NewScript(`
+local key, lo, hi, n = KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[5])
+local start = redis.call('ZCOUNT', key, '-inf', '(' .. lo)
+if ARGV[3] ~= '' then
+  local s = redis.call('ZSCORE', key, ARGV[4])
+  if s and tonumber(s) == tonumber(ARGV[3]) then
+    start = redis.call('ZRANK', key, ARGV[4]) + 1
+  else
+    start = redis.call('ZCOUNT', key, '-inf', '(' .. ARGV[3])
+    for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, ARGV[3], ARGV[3])) do
+      if m <= ARGV[4] then start = start + 1 end
+    end
+  end
+end
+local out = {}
+local got = redis.call('ZRANGE', key, start, start + n - 1, 'WITHSCORES')
+for i = 1, #got, 2 do
+  if hi ~= '+inf' and tonumber(got[i + 1]) > tonumber(hi) then break end
+  out[#out + 1] = got[i]
+  out[#out + 1] = got[i + 1]
+end
+return out
+`)
 
 // ReviewQueueLen counts repo's rows in the review queue (the review-first
 // card's queue_len), without reading them.

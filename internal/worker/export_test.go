@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/export"
+	"github.com/queen-app/queen-app/internal/githubtest"
 	"github.com/queen-app/queen-app/internal/gittest"
 	"github.com/queen-app/queen-app/internal/tasks"
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 // accepted makes the export's branch queen-<issue> with one commit on the
@@ -105,6 +107,10 @@ func TestExportBacklogDrains(t *testing.T) {
 	e.checkPublished(heads)
 	if n := e.pushes(); n != 30 {
 		t.Errorf("pushes = %d, want one per branch", n)
+	}
+	// One installation token for all 30 pushes and PRs: minted once, reused.
+	if n := e.gh.Mints(); n != 1 {
+		t.Errorf("%d installation tokens minted for the backlog, want 1", n)
 	}
 	pr := e.gh.PRs(repo)[0]
 	if pr.Base != "master" || !strings.Contains(pr.Body, "Closes #") || !strings.HasPrefix(pr.Title, "Issue ") {
@@ -231,7 +237,8 @@ func TestExportPushSkipsRowsThatMovedOn(t *testing.T) {
 }
 
 func TestExportPushWaitsOutGitHub(t *testing.T) {
-	e := newEnv(t, options{export: true})
+	clk := testkit.NewClock(time.Now())
+	e := newEnv(t, options{export: true, clock: clk})
 	head := e.accepted(5, map[string]string{"src/a.rs": "fn a() {}\n"})
 	e.gh.Down(true)
 	err := e.w.ExportPush(e.ctx, pushTask(t, 5, head))
@@ -247,14 +254,73 @@ func TestExportPushWaitsOutGitHub(t *testing.T) {
 	if !isWait(err) || !strings.Contains(err.Error(), "42s") {
 		t.Fatalf("secondary rate limit: %v, want a wait of 42s", err)
 	}
-	if err := e.w.ExportPush(e.ctx, pushTask(t, 5, head)); err != nil {
+	until := clk.Now().Add(42 * time.Second).UTC().Truncate(time.Millisecond)
+	if st := e.get(5).Export; st.State != StateWaiting || st.Until == nil || !st.Until.Equal(until) || st.Attempts != 2 {
+		t.Fatalf("export state %+v, want waiting until %v", st, until)
+	}
+	// GitHub's pause holds for every replica: a second worker on the same
+	// Redis opens no PR of the installation before it ends.
+	other := New(Deps{Ledger: e.ledger, Installs: e.reg, GitHub: e.app, RDB: e.rdb, Now: clk.Now,
+		Export: e.w.d.Export, Metrics: e.m, Logger: e.w.log})
+	err = other.ExportPush(e.ctx, pushTask(t, 5, head))
+	if !isWait(err) || e.gh.Count(githubtest.RouteCreatePull) != 0 {
+		t.Fatalf("another replica during GitHub's pause: %v, %d PRs created", err, e.gh.Count(githubtest.RouteCreatePull))
+	}
+	// Git is not paced: the branch went out, its PR waits for the same turn.
+	if st := e.get(5).Export; st.State != StateWaiting || !st.Until.Equal(until) || st.PushedHead != head || st.Attempts != 3 {
+		t.Fatalf("export state %+v, want pushed and waiting until %v", st, until)
+	}
+	// Waiting again for the same turn records nothing new.
+	if err := other.ExportPush(e.ctx, pushTask(t, 5, head)); !isWait(err) {
+		t.Fatalf("again during the pause: %v, want a wait", err)
+	}
+	if st := e.get(5).Export; st.Attempts != 3 {
+		t.Fatalf("attempts = %d, want 3 recorded", st.Attempts)
+	}
+	clk.Add(43 * time.Second)
+	if err := other.ExportPush(e.ctx, pushTask(t, 5, head)); err != nil {
 		t.Fatal(err)
 	}
 	e.checkPublished(map[int64]string{5: head})
-	// The rate-limited attempt was retrying again: nothing new to record.
-	if st := e.get(5).Export; st.Attempts != 2 {
-		t.Fatalf("attempts = %d, want 2 recorded", st.Attempts)
+	if st := e.get(5).Export; st.Attempts != 4 || st.Until != nil {
+		t.Fatalf("export state %+v, want published on the fourth recorded attempt", st)
 	}
+}
+
+// Past the hour's PR creations the backlog waits its turn and says when;
+// the branches are pushed meanwhile (git is not paced).
+func TestExportPRCreationsPastTheHourWait(t *testing.T) {
+	clk := testkit.NewClock(time.Now())
+	e := newEnv(t, options{export: true, clock: clk, prsPerHour: 2})
+	heads := map[int64]string{}
+	for _, n := range []int64{1, 2, 3} {
+		heads[n] = e.accepted(n, map[string]string{fmt.Sprintf("src/%d.rs", n): "fn f() {}\n"})
+	}
+	t0 := clk.Now()
+	for _, n := range []int64{1, 2} {
+		if err := e.w.ExportPush(e.ctx, pushTask(t, n, heads[n])); err != nil {
+			t.Fatalf("#%d: %v", n, err)
+		}
+	}
+	err := e.w.ExportPush(e.ctx, pushTask(t, 3, heads[3]))
+	if !isWait(err) {
+		t.Fatalf("third PR of an hour of two: %v, want a wait", err)
+	}
+	st := e.get(3).Export
+	if want := t0.Add(time.Hour).UTC().Truncate(time.Millisecond); st.State != StateWaiting || st.Until == nil || st.Until.Before(want) || st.Until.After(want.Add(2*time.Second)) {
+		t.Fatalf("export state %+v, want waiting until about %v", st, want)
+	}
+	if st.PushedHead != heads[3] || remoteHeads(e.remote.Dir)["queen-3"] != heads[3] {
+		t.Fatalf("branch queen-3 not pushed while its PR waits: %+v", st)
+	}
+	if n := e.gh.Count(githubtest.RouteCreatePull); n != 2 {
+		t.Fatalf("%d PRs created, want 2 in the hour", n)
+	}
+	clk.Set(st.Until.Add(time.Millisecond))
+	if err := e.w.ExportPush(e.ctx, pushTask(t, 3, heads[3])); err != nil {
+		t.Fatal(err)
+	}
+	e.checkPublished(heads)
 }
 
 func TestExportSweepReportsBranchesWithoutRows(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 )
 
 // publishGitHub is export.GitHub over the App, as one installation, with
-// its content-creating requests paced.
+// its content-creating requests (PR creations) paced; its reads are not.
 type publishGitHub struct {
 	gh   GitHub
 	inst int64
@@ -51,7 +51,7 @@ func (g *publishGitHub) Issue(ctx context.Context, repo string, number int64) (e
 // CreatePR opens the PR; githubapp already answers an existing open PR
 // from the same head with its number.
 func (g *publishGitHub) CreatePR(ctx context.Context, repo string, pr export.NewPR) (int, error) {
-	if err := g.pace.wait(ctx); err != nil {
+	if err := g.pace.wait(ctx, g.inst); err != nil {
 		return 0, &export.Error{Op: "github CreatePR", Retryable: true, Err: err}
 	}
 	owner, name := ghrepo.Split(repo)

@@ -47,13 +47,15 @@ type options struct {
 	freeClosedPR, releaseDeadClaims bool
 	export, dryRun                  bool
 	clock                           *testkit.Clock // the worker's Now; nil: the wall clock
+	prsPerHour                      int            // 0: the default
+	realPacing                      bool           // PR creations 1 s apart, as deployed (tests: 1 ms)
 }
 
 // env is a worker over a private Redis, the fake GitHub (behind a proxy
 // that lets a test step in) and, with export on, a real git remote and
 // export.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	redis  *redistest.Server
 	rdb    *redis.Client
@@ -75,11 +77,13 @@ type env struct {
 	work    *gittest.Work
 	exp     *gittest.Export
 
-	mu     sync.Mutex
-	before func(r *http.Request) // runs before the fake GitHub answers
+	mu       sync.Mutex
+	before   func(r *http.Request) // runs before the fake GitHub answers
+	requests int                   // requests the fake GitHub was sent
+	creates  []time.Time           // when each PR creation was sent
 }
 
-func newEnv(t *testing.T, o options) *env {
+func newEnv(t testing.TB, o options) *env {
 	t.Helper()
 	e := &env{t: t, ctx: context.Background(), logs: &testkit.Buffer{}}
 	e.redis = redistest.Start(t)
@@ -91,6 +95,10 @@ func newEnv(t *testing.T, o options) *env {
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		hook := e.before
+		e.requests++
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/pulls") {
+			e.creates = append(e.creates, time.Now())
+		}
 		e.mu.Unlock()
 		if hook != nil {
 			hook(r)
@@ -120,10 +128,14 @@ func newEnv(t *testing.T, o options) *env {
 		Redeliverer:  &githubapp.Redeliverer{App: app, Store: NewRedisStore(e.rdb)},
 		Logger:       slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		WriteSpacing: time.Millisecond,
+		PRsPerHour:   o.prsPerHour,
 		RDB:          e.rdb,
 	}
 	if o.clock != nil {
 		d.Now = o.clock.Now
+	}
+	if o.realPacing {
+		d.WriteSpacing = 0 // the default
 	}
 	if o.export {
 		d.Export = e.setupExport(o.dryRun)
@@ -205,7 +217,7 @@ func remoteHeads(dir string) map[string]string {
 	return heads
 }
 
-func mustURL(t *testing.T, s string) *url.URL {
+func mustURL(t testing.TB, s string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(s)
 	if err != nil {
@@ -275,7 +287,7 @@ func reevaluateTask(t *testing.T, issue int64, delivery, action string, pr int) 
 	return task
 }
 
-func pushTask(t *testing.T, issue int64, head string) *asynq.Task {
+func pushTask(t testing.TB, issue int64, head string) *asynq.Task {
 	t.Helper()
 	task, err := tasks.NewExportPush(tasks.ExportPushPayload{Repo: repo, Issue: issue, Head: head})
 	if err != nil {
@@ -310,12 +322,18 @@ func (e *env) serve(delay time.Duration) {
 // eventually polls cond until it holds, failing the test after a minute.
 func (e *env) eventually(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	e.within(time.Minute, 20*time.Millisecond, what, cond)
+}
+
+// within polls cond every poll until it holds, failing after limit.
+func (e *env) within(limit, poll time.Duration, what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
 			e.t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(poll)
 	}
 }
 

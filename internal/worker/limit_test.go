@@ -6,40 +6,150 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/testkit"
 )
 
-func TestPacerSpacesWrites(t *testing.T) {
-	clk := testkit.NewClock(time.Date(2026, 10, 11, 12, 0, 0, 0, time.UTC))
-	p := &pacer{every: time.Hour, now: clk.Now}
-	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
+var paceT0 = time.Date(2026, 10, 11, 12, 0, 0, 0, time.UTC)
 
-	if err := p.wait(context.Background()); err != nil {
-		t.Fatalf("first write must not wait: %v", err)
+// newPacers are n replicas' pacers over one private Redis and one clock.
+func newPacers(t *testing.T, n, perMinute, perHour int) ([]*pacer, *testkit.Clock) {
+	t.Helper()
+	rdb := redistest.Start(t).Client()
+	clk := testkit.NewClock(paceT0)
+	ps := make([]*pacer, n)
+	for i := range ps {
+		ps[i] = &pacer{rdb: rdb, gap: time.Second, perMinute: perMinute, perHour: perHour,
+			maxWait: 2 * time.Hour, now: clk.Now}
 	}
-	// The second write within the interval has to wait: a cancelled
-	// context shows it would block.
-	if err := p.wait(cancelled); !errors.Is(err, context.Canceled) {
-		t.Fatalf("second write in the same interval: %v, want it to wait", err)
-	}
-	// Both turns were booked; once the clock passes them a write goes at
-	// once. (guard only bounds a broken pacer's wait.)
-	guard, stop := context.WithTimeout(context.Background(), 10*time.Second)
-	defer stop()
-	clk.Add(2 * time.Hour)
-	if err := p.wait(guard); err != nil {
-		t.Fatalf("write after the booked turns: %v", err)
-	}
-	if err := p.wait(cancelled); !errors.Is(err, context.Canceled) {
-		t.Fatalf("the next write in that interval: %v, want it to wait", err)
-	}
+	return ps, clk
+}
 
-	free := &pacer{every: 0, now: clk.Now}
-	for i := 0; i < 3; i++ {
-		if err := free.wait(guard); err != nil {
-			t.Fatalf("no spacing configured, write %d: %v", i, err)
+// turns books n turns of installation inst at the clock's now, taking
+// the pacers in turn (replicas booking alternately), as offsets from paceT0.
+func turns(t *testing.T, ps []*pacer, clk *testkit.Clock, inst int64, n int) []time.Duration {
+	t.Helper()
+	var out []time.Duration
+	for i := 0; i < n; i++ {
+		at, err := ps[i%len(ps)].book(context.Background(), inst, clk.Now())
+		if err != nil {
+			t.Fatalf("turn %d: %v", i, err)
 		}
+		out = append(out, at.Sub(paceT0))
+	}
+	return out
+}
+
+func equal(a, b []time.Duration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPacingHoldsAcrossReplicas(t *testing.T) {
+	ps, clk := newPacers(t, 2, 80, 500)
+	got := turns(t, ps, clk, 1, 4)
+	if want := []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second}; !equal(got, want) {
+		t.Fatalf("turns of two replicas %v, want one second apart %v", got, want)
+	}
+	// Another installation has its own turns.
+	if got := turns(t, ps, clk, 2, 1); got[0] != 0 {
+		t.Fatalf("installation 2 waited %v behind installation 1", got[0])
+	}
+	// Once the booked turns are past, a turn is now.
+	clk.Add(10 * time.Second)
+	if got := turns(t, ps, clk, 1, 1); got[0] != 10*time.Second {
+		t.Fatalf("turn after an idle spell at %v, want 10s", got[0])
+	}
+}
+
+func TestPacingMinuteAndHourLimits(t *testing.T) {
+	ps, clk := newPacers(t, 2, 3, 5)
+	got := turns(t, ps, clk, 1, 7)
+	// Three a minute: the 4th waits for the 1st to leave the minute; five an
+	// hour: the 6th waits for the 1st to leave the hour.
+	want := []time.Duration{0, time.Second, 2 * time.Second, time.Minute, time.Minute + time.Second,
+		time.Hour, time.Hour + time.Second}
+	if !equal(got, want) {
+		t.Fatalf("turns %v, want %v", got, want)
+	}
+}
+
+func TestPacingFarTurnIsNotBooked(t *testing.T) {
+	ps, clk := newPacers(t, 1, 80, 2)
+	p := ps[0]
+	p.maxWait = 30 * time.Second
+	turns(t, ps, clk, 1, 2)
+	for i := 0; i < 2; i++ {
+		_, err := p.book(context.Background(), 1, clk.Now())
+		var ny *notYet
+		if !errors.As(err, &ny) || !ny.until.Equal(paceT0.Add(time.Hour)) {
+			t.Fatalf("third turn of an hour of two: %v, want not yet, until %v", err, paceT0.Add(time.Hour))
+		}
+	}
+	// Nothing was booked for the refused turns: the hour's next is its first.
+	clk.Set(paceT0.Add(time.Hour))
+	if got := turns(t, ps, clk, 1, 1); got[0] != time.Hour {
+		t.Fatalf("turn after the hour at %v, want 1h", got[0])
+	}
+}
+
+func TestPacingHoldFromGitHub(t *testing.T) {
+	ps, clk := newPacers(t, 2, 80, 500)
+	ps[1].maxWait = 30 * time.Second
+	ctx := context.Background()
+	if err := ps[0].holdUntil(ctx, 1, paceT0.Add(90*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// A shorter pause asked later does not shorten the first.
+	if err := ps[0].holdUntil(ctx, 1, paceT0.Add(10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ps[1].book(ctx, 1, clk.Now())
+	var ny *notYet
+	if !errors.As(err, &ny) || !ny.until.Equal(paceT0.Add(90*time.Second)) {
+		t.Fatalf("turn on the other replica during GitHub's pause: %v, want not yet, until +90s", err)
+	}
+	if got := turns(t, ps[:1], clk, 1, 1); got[0] != 90*time.Second {
+		t.Fatalf("turn at %v, want at the end of the pause (90s)", got[0])
+	}
+	if got := turns(t, ps, clk, 2, 1); got[0] != 0 {
+		t.Fatalf("installation 2 held by installation 1's pause: %v", got[0])
+	}
+}
+
+func TestPacerWaitSleepsUntilTheTurn(t *testing.T) {
+	rdb := redistest.Start(t).Client()
+	p := &pacer{rdb: rdb, gap: 300 * time.Millisecond, perMinute: 80, perHour: 500, maxWait: time.Minute, now: time.Now}
+	ctx := context.Background()
+	if err := p.wait(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := p.wait(cancelled, 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("second turn within the gap: %v, want it to wait", err)
+	}
+	// A send another replica just stamped (its turn ran late) holds this
+	// one back although its own turn, booked on a fresh installation, is now.
+	_, _, sent := PaceKeys(2)
+	if err := rdb.Set(ctx, sent, time.Now().UnixMilli(), time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	short, stop := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer stop()
+	if err := p.wait(short, 2); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("turn right after another replica's send: %v, want it to wait the gap", err)
+	}
+	var nilPacer *pacer
+	if err := nilPacer.wait(ctx, 1); err != nil {
+		t.Fatalf("no Redis, no pacing: %v", err)
 	}
 }
 
@@ -71,4 +181,20 @@ func TestPushSlotsPerInstallation(t *testing.T) {
 	}
 	r2()
 	r3()
+}
+
+// An installation's pacing keys share one hash slot: a one-node Redis
+// Cluster refuses a script whose keys do not.
+func TestPacingOnRedisCluster(t *testing.T) {
+	rdb := redistest.StartWith(t, redistest.Options{Cluster: true}).ClusterClient()
+	p := &pacer{rdb: rdb, gap: time.Millisecond, perMinute: 80, perHour: 500, maxWait: time.Minute, now: time.Now}
+	ctx := context.Background()
+	if err := p.holdUntil(ctx, 7, time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := p.wait(ctx, 7); err != nil {
+			t.Fatalf("turn %d on a cluster: %v", i, err)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/githubtest"
 	"github.com/queen-app/queen-app/internal/ledger"
+	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
@@ -33,11 +34,19 @@ func TestSweepReadsHundredBranchesPerQuery(t *testing.T) {
 	e.gh.AddPR(repo, githubtest.PR{HeadRef: "queen-7", HeadRepo: "fork/t27", State: "closed"})
 	e.row(251, "sendBack", map[string]any{"send_backs": 2}) // not accepted: not read
 
+	fetches := redistest.CountFetches(e.rdb)
 	if err := e.w.Sweep(e.ctx, tasks.NewSweep()); err != nil {
 		t.Fatalf("Sweep: %v", err)
 	}
 	if n := e.gh.Count(githubtest.RouteGraphQL); n != 3 {
 		t.Fatalf("GraphQL requests = %d, want 3 for 250 branches", n)
+	}
+	// The ledger is read a page (one query's branches) at a time.
+	if m := fetches.MaxRows(); m > ledger.DefaultPage {
+		t.Fatalf("%d rows fetched in one Redis round trip; want at most %d", m, ledger.DefaultPage)
+	}
+	if m := fetches.MaxIndex(); m > ledger.DefaultPage {
+		t.Fatalf("%d index entries fetched in one Redis round trip; want at most %d", m, ledger.DefaultPage)
 	}
 	for i := int64(1); i <= 250; i++ {
 		rec := e.get(i)

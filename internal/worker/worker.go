@@ -44,8 +44,8 @@ const (
 	// DefaultPushesPerInstallation bounds concurrent export pushes of one
 	// installation (GitHub's secondary limits punish bursts of writes).
 	DefaultPushesPerInstallation = 2
-	// DefaultWriteSpacing spaces content-creating requests (git pushes, PR
-	// creations) of one installation.
+	// DefaultWriteSpacing spaces the content-creating requests (PR
+	// creations) of one installation; git pushes are not paced.
 	DefaultWriteSpacing = time.Second
 	// DefaultListingBudget bounds the export:sweep's best-effort listing.
 	DefaultListingBudget = 3 * time.Minute
@@ -93,14 +93,18 @@ type Deps struct {
 	Logger      *slog.Logger
 	Now         func() time.Time
 	// RDB holds the leases that keep each periodic task to one run at a
-	// time across every worker.
+	// time across every worker, and the PR-creation turns of each
+	// installation (nil: PR creations are not paced; tests only).
 	RDB redis.UniversalClient
 
 	// Tuning; zero values take the Default* constants.
 	SuspendedWait         time.Duration // wait of a suspended installation's task
 	CloseRetries          int           // reads of a PR still open after its close
 	PushesPerInstallation int           // concurrent export pushes per installation
-	WriteSpacing          time.Duration // between writes of one installation; < 0: none
+	WriteSpacing          time.Duration // between PR creations of one installation; < 0: none
+	PRsPerMinute          int           // PR creations per installation in any minute
+	PRsPerHour            int           // PR creations per installation in any hour
+	PaceMaxWait           time.Duration // longest in-task wait for a turn; further out: waiting
 	ListingBudget         time.Duration // export:sweep's listing read
 }
 
@@ -117,9 +121,10 @@ type Worker struct {
 	limited retry.Outage // secondary rate limits that named no wait, across tasks
 	export  retry.Outage // export pushes failing across tasks
 
+	pace *pacer // PR-creation turns per installation, in Redis
+
 	mu    sync.Mutex
 	slots map[int64]chan struct{} // concurrent pushes per installation
-	pace  map[int64]*pacer        // write spacing per installation
 }
 
 // New returns a Worker over d, filling in defaults.
@@ -147,8 +152,19 @@ func New(d Deps) *Worker {
 	if d.ListingBudget <= 0 {
 		d.ListingBudget = DefaultListingBudget
 	}
+	if d.PRsPerMinute <= 0 {
+		d.PRsPerMinute = DefaultPRsPerMinute
+	}
+	if d.PRsPerHour <= 0 {
+		d.PRsPerHour = DefaultPRsPerHour
+	}
+	if d.PaceMaxWait <= 0 {
+		d.PaceMaxWait = DefaultPaceMaxWait
+	}
 	w := &Worker{d: d, log: d.Logger, m: d.Metrics, now: d.Now,
-		slots: map[int64]chan struct{}{}, pace: map[int64]*pacer{},
+		slots: map[int64]chan struct{}{},
+		pace: &pacer{rdb: d.RDB, gap: d.WriteSpacing, perMinute: d.PRsPerMinute, perHour: d.PRsPerHour,
+			maxWait: d.PaceMaxWait, now: d.Now},
 		limited: retry.Outage{Base: 2 * SecondaryLimitWait, Max: MaxSecondaryLimitWait, Floor: SecondaryLimitWait}}
 	if w.m == nil {
 		w.m = metrics.NewWorker(prometheus.NewRegistry())

@@ -1,0 +1,103 @@
+package main
+
+// figures is the registry: one row per figure `make bench` measures. A
+// figure names its package, its benchmark (Bench, with Sub for a
+// sub-benchmark), the -benchtime, the b.ReportMetric unit it reads, its
+// baseline (a number with its source, or another figure of the same run)
+// and its target. Benchmarks of one package, top-level name and benchtime
+// run once for all their figures. A benchmark that does not exist (yet) is
+// reported as "benchmark not found".
+var figures = []Figure{
+	// Issue 11: webhook ingest, asynq intervals and burst batching
+	// (internal/ghevents and the re-evaluate path; built on another branch).
+	{Section: issue11, Name: "ingest accepted, 1 client (x of baseline)", Pkg: "./internal/ghevents/", Bench: "BenchmarkIngest", Sub: "clients=1",
+		Benchtime: "1x", Metric: "accepted-x", Target: AtLeast(0.6)},
+	{Section: issue11, Name: "ingest accepted, 8 clients (x of baseline)", Pkg: "./internal/ghevents/", Bench: "BenchmarkIngest", Sub: "clients=8",
+		Benchtime: "1x", Metric: "accepted-x", Target: AtLeast(0.6)},
+	{Section: issue11, Name: "ingest accepted, 64 clients (x of baseline)", Pkg: "./internal/ghevents/", Bench: "BenchmarkIngest", Sub: "clients=64",
+		Benchtime: "1x", Metric: "accepted-x", Target: AtLeast(0.6)},
+	{Section: issue11, Name: "ingest ignored, 1 client (x of baseline)", Pkg: "./internal/ghevents/", Bench: "BenchmarkIngest", Sub: "clients=1",
+		Benchtime: "1x", Metric: "ignored-x", Target: AtLeast(0.8)},
+	{Section: issue11, Name: "ingest ignored, 8 clients (x of baseline)", Pkg: "./internal/ghevents/", Bench: "BenchmarkIngest", Sub: "clients=8",
+		Benchtime: "1x", Metric: "ignored-x", Target: AtLeast(0.8)},
+	{Section: issue11, Name: "ingest ignored, 64 clients (x of baseline)", Pkg: "./internal/ghevents/", Bench: "BenchmarkIngest", Sub: "clients=64",
+		Benchtime: "1x", Metric: "ignored-x", Target: AtLeast(0.8)},
+	{Section: issue11, Name: "ingest accepted p99, 1 client (x of baseline)", Pkg: "./internal/ghevents/", Bench: "BenchmarkIngest", Sub: "clients=1",
+		Benchtime: "1x", Metric: "accepted-p99-x", Target: AtMost(2)},
+	{Section: issue11, Name: "ingest accepted p99, 8 clients (x of baseline)", Pkg: "./internal/ghevents/", Bench: "BenchmarkIngest", Sub: "clients=8",
+		Benchtime: "1x", Metric: "accepted-p99-x", Target: AtMost(2)},
+	{Section: issue11, Name: "ingest accepted p99, 64 clients (x of baseline)", Pkg: "./internal/ghevents/", Bench: "BenchmarkIngest", Sub: "clients=64",
+		Benchtime: "1x", Metric: "accepted-p99-x", Target: AtMost(2)},
+	// The package of this one is to be decided on the other branch.
+	{Section: issue11, Name: "webhook to free, p99 over the re-evaluate delay", Pkg: "./e2e/", Bench: "BenchmarkWebhookToFree",
+		Benchtime: "1x", Metric: "p99-over-delay-ms", Target: AtMost(300)},
+	{Section: issue11, Name: "GitHub requests of a webhook burst", Pkg: "./internal/worker/", Bench: "BenchmarkBurst",
+		Benchtime: "1x", Metric: "github-requests", Target: AtMost(12)},
+
+	// Issue 11: export drain and cost as work grows.
+	{Section: issue11, Name: "export drain: 213 accepted heads after an outage", Pkg: "./internal/worker/", Bench: "BenchmarkExportDrain",
+		Benchtime: "1x", Metric: "drain-s", Target: AtMost(240),
+		Baseline: Fixed(426, "7.1 min, issue 11: a token wait and a PR creation paced 1 s apart per branch")},
+	{Section: issue11, Name: "export drain: least gap between two PR creations", Pkg: "./internal/worker/", Bench: "BenchmarkExportDrain",
+		Benchtime: "1x", Metric: "pr-gap-min-ms", Target: AtLeast(1000)},
+	{Section: issue11, Name: "export drain: floor of the two-turn pacing it replaces", Pkg: "./internal/worker/", Bench: "BenchmarkExportDrain",
+		Benchtime: "1x", Metric: "paced-floor-s"},
+	{Section: issue11, Name: "sweep: GitHub requests per 1,000 accepted rows (10,000 rows)", Pkg: "./internal/worker/", Bench: "BenchmarkSweepCost",
+		Benchtime: "1x", Metric: "github-req-per-1000-rows", Target: AtMost(10.2),
+		Baseline: Fixed(10.2, "issue 11")},
+	{Section: issue11, Name: "worker peak RSS, 10,000 queued tasks worked off", Pkg: "./e2e/", Bench: "BenchmarkWorkerRSS",
+		Benchtime: "1x", Metric: "queue-hwm-MiB", Target: AtMost(64),
+		Baseline: Fixed(21.7, "issue 11")},
+	{Section: issue11, Name: "worker peak RSS, then a 10,000-row sweep", Pkg: "./e2e/", Bench: "BenchmarkWorkerRSS",
+		Benchtime: "1x", Metric: "sweep-hwm-MiB", Target: AtMost(64),
+		Baseline: Fixed(48, "issue 11")},
+
+	// The rules (internal/rules): one pass of the exhaustive grid per op;
+	// a million calls for the per-call benchmarks. Baselines walk the same
+	// inputs without calling the card, in the same run.
+	{Section: rulesSection, Name: "ClaimOf on every grid row", Pkg: "./internal/rules/", Bench: "BenchmarkGrid",
+		Benchtime: "1x", Metric: "ns/op", Baseline: Measured("BenchmarkGridBaseline", "", "ns/op")},
+	{Section: rulesSection, Name: "the grid walk without ClaimOf", Pkg: "./internal/rules/", Bench: "BenchmarkGridBaseline",
+		Benchtime: "1x", Metric: "ns/op"},
+	{Section: rulesSection, Name: "ClaimOf + the reference lookup (what TestClaimGrid does)", Pkg: "./internal/rules/", Bench: "BenchmarkGridCheck",
+		Benchtime: "1x", Metric: "ns/op", Baseline: Measured("BenchmarkGrid", "", "ns/op")},
+	{Section: rulesSection, Name: "one ClaimOf call", Pkg: "./internal/rules/", Bench: "BenchmarkClaimOf",
+		Benchtime: "1000000x", Metric: "ns/op", Baseline: Measured("BenchmarkClaimOfBaseline", "", "ns/op")},
+	{Section: rulesSection, Name: "the same loop without ClaimOf", Pkg: "./internal/rules/", Bench: "BenchmarkClaimOfBaseline",
+		Benchtime: "1000000x", Metric: "ns/op"},
+	{Section: rulesSection, Name: "one review_state word through the ten-word table", Pkg: "./internal/rules/", Bench: "BenchmarkVerdictOf",
+		Benchtime: "1000000x", Metric: "ns/op"},
+
+	// The claims ledger against a private redis-server, beside a raw SET.
+	{Section: ledgerSection, Name: "Ledger.Upsert (a real write)", Pkg: "./internal/ledger/", Bench: "BenchmarkLedger", Sub: "Upsert",
+		Benchtime: "3000x", Metric: "ops/s", Baseline: Measured("BenchmarkLedger", "BaselineSET", "ops/s")},
+	{Section: ledgerSection, Name: "Ledger.Get and the claim view", Pkg: "./internal/ledger/", Bench: "BenchmarkLedger", Sub: "GetView",
+		Benchtime: "3000x", Metric: "ops/s", Baseline: Measured("BenchmarkLedger", "BaselineSET", "ops/s")},
+	{Section: ledgerSection, Name: "one SET of a row's JSON (baseline)", Pkg: "./internal/ledger/", Bench: "BenchmarkLedger", Sub: "BaselineSET",
+		Benchtime: "3000x", Metric: "ops/s"},
+}
+
+// Sections, in the order the document shows them.
+const (
+	issue11       = "Issue 11: speed at the limits"
+	rulesSection  = "The rules (internal/rules)"
+	ledgerSection = "The claims ledger (internal/ledger)"
+)
+
+var sections = []string{issue11, rulesSection, ledgerSection}
+
+// notes say how a section's figures are measured, under its heading.
+var notes = map[string]string{
+	issue11: `The export drain publishes 213 accepted heads (real git remote over HTTP, the export
+stand-in, the local GitHub) once an export outage ends, with the deployed pacing: PR creations
+at least 1 s apart per installation, booked in Redis; git pushes are not paced. pr-gap-min-ms
+is the least gap between two PR creations as the local GitHub received them. The sweep cost
+counts every request the local GitHub gets during one claim:sweep of 10,000 accepted rows (a
+running worker already holds its installation token). The worker RSS runs the built worker
+against a private Redis with 10,000 queued claim:reevaluate tasks, then one claim:sweep of the
+10,000 rows, and reads VmHWM from /proc/<pid>/status after each.`,
+	rulesSection: `One op of the grid benchmarks is one pass over the exhaustive grid of TestClaimGrid
+(4,423,680 rows); the baselines walk the same inputs without calling the card.`,
+	ledgerSection: `One writer and one reader against a private redis-server (no AOF), beside a raw SET of
+a stored row's JSON by the same client in the same run.`,
+}
