@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/queen-app/queen-app/internal/retry"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -116,7 +117,7 @@ func (p *pacer) wait(ctx context.Context, installationID int64) error {
 	}
 	_, _, sent := PaceKeys(installationID)
 	for d := at.Sub(now); ; {
-		if err := sleep(ctx, d); err != nil {
+		if err := retry.Sleep(ctx, d); err != nil {
 			return err
 		}
 		left, err := sendScript.Run(ctx, p.rdb, []string{sent}, p.sendGap().Milliseconds()).Int64()
@@ -136,20 +137,6 @@ func (p *pacer) sendGap() time.Duration {
 		return 0
 	}
 	return p.gap + sendMargin
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // book takes the installation's earliest turn at or after now.
