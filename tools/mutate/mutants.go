@@ -43,7 +43,7 @@ const (
 
 // mutants is the fixed, hand-written list. Keep each Old exactly once in its
 // file (TestSnippetsFoundOnce checks it).
-var mutants = []Mutant{
+var ruleMutants = []Mutant{
 	// holds.go: graces.
 	{ID: "H01", File: holds, Old: "AwaitingHoldMinutes = 30 ", New: "AwaitingHoldMinutes = 31 ", Desc: "awaiting grace 30 -> 31"},
 	{ID: "H02", File: holds, Old: "AwaitingHoldMinutes = 30 ", New: "AwaitingHoldMinutes = 29 ", Desc: "awaiting grace 30 -> 29"},
