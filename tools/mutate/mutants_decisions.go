@@ -64,6 +64,4 @@ var viewMutants = []Mutant{
 	{ID: "D41", File: branch, Old: "`^queen-([1-9][0-9]{0,9})$`", New: "`queen-([1-9][0-9]{0,9})$`", Desc: "IssueOfBranch accepts a prefix (feature/queen-42)"},
 }
 
-var exportMutants = []Mutant{}
-
 var workerMutants = []Mutant{}
