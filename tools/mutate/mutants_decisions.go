@@ -63,5 +63,3 @@ var viewMutants = []Mutant{
 	{ID: "D40", File: branch, Old: "`^queen-([1-9][0-9]{0,9})$`", New: "`^queen-([0-9]{1,10})$`", Desc: "IssueOfBranch accepts a leading zero (queen-042 is not #42's branch)"},
 	{ID: "D41", File: branch, Old: "`^queen-([1-9][0-9]{0,9})$`", New: "`queen-([1-9][0-9]{0,9})$`", Desc: "IssueOfBranch accepts a prefix (feature/queen-42)"},
 }
-
-var workerMutants = []Mutant{}
