@@ -406,8 +406,9 @@ in internal/worker (no outcome on a row that moved, last_error scrubbed). The to
 file to a temporary directory, overlays it with ` + "`go test -overlay`" + ` (the tree is never touched) and
 runs the tests of the mutated package with ` + "`-failfast`" + `: all of them for internal/rules and
 internal/dispatch, and for the Redis and git packages those that reach the broken code (each mutant's
-` + "`Tests`" + ` in tools/mutate/mutants.go, a ` + "`go test -run`" + ` regexp). Before any mutant runs, the same
-tests must pass unmutated. A mutant is killed when a test fails; one that does not compile is invalid
+` + "`Tests`" + ` in tools/mutate/mutants*.go, a ` + "`go test -run`" + ` regexp; a mutant whose effect is recorded in
+another package, as git's output in the worker's row, runs that package's tests, its ` + "`Pkgs`" + `). Before any
+mutant runs, the same tests must pass unmutated. A mutant is killed when a test fails; one that does not compile is invalid
 and fails the run. A mutant listed as equivalent cannot change behaviour (the reason is in the "by"
 column); it must survive and is not counted as killed. The "by" column of a killed mutant names the
 first failing test.
