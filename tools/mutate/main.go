@@ -1,10 +1,14 @@
-// Command mutate checks that the rules' tests notice every rule broken once.
+// Command mutate checks that the tests notice every decision broken once:
+// the rules of internal/rules, the claim view's decisions (internal/dispatch),
+// the ledger's transitions and the export's checks before a push.
 //
 // It applies one hand-written mutant at a time without touching the tree: the
 // mutated file goes to a temporary directory and `go test -overlay` reads it
-// in place of the original. A mutant is killed when the tests fail; a mutant
-// that does not compile is invalid, not killed. It exits non-zero when a
-// mutant survives, is invalid, or is listed as equivalent yet gets killed.
+// in place of the original, running the tests of the mutated package (or the
+// mutant's Pkgs), only those its Tests name when it names some. A mutant is
+// killed when the tests fail; a mutant that does not compile is invalid, not
+// killed. It exits non-zero when a mutant survives, is invalid, or is listed
+// as equivalent yet gets killed.
 //
 // Usage (from the repository root):
 //
@@ -23,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -38,10 +43,7 @@ const (
 	Failed        = "error"          // the go command could not be run
 )
 
-// testPackages are the packages whose tests must kill each mutant.
-var testPackages = []string{"./internal/rules/", "./internal/dispatch/"}
-
-// testRun, when set, is passed to go test -run.
+// testRun, when set, is passed to go test -run in place of every mutant's Tests.
 var testRun string
 
 // Result is what one mutant run gave.
@@ -56,7 +58,7 @@ func main() {
 	write := flag.String("write", "", "write the result table as markdown to this file")
 	parallel := flag.Int("parallel", 2, "mutants run at the same time")
 	run := flag.String("run", "", "only mutants whose id matches this regexp")
-	flag.StringVar(&testRun, "tests", "", "only tests matching this regexp (go test -run); to measure one test's power")
+	flag.StringVar(&testRun, "tests", "", "only tests matching this regexp (go test -run) for every mutant; to measure one test's power")
 	flag.Parse()
 
 	root, err := findRoot()
@@ -74,11 +76,15 @@ func main() {
 		os.Exit(2)
 	}
 	ctx := context.Background()
-	if out, err := goTest(ctx, root, ""); err != nil {
-		fmt.Fprintf(os.Stderr, "mutate: the unmutated tests fail; fix them first:\n%s", out)
-		os.Exit(2)
+	start := time.Now()
+	for _, b := range Baselines(selected) {
+		if out, err := goTest(ctx, root, "", b.Pkgs, b.Run); err != nil {
+			fmt.Fprintf(os.Stderr, "mutate: the unmutated tests fail; fix them first:\n%s", out)
+			os.Exit(2)
+		}
 	}
 	results := runAll(ctx, root, selected, *parallel, os.Stderr)
+	fmt.Fprintf(os.Stderr, "mutate: %d mutants in %s\n", len(results), time.Since(start).Round(time.Second))
 	table := Markdown(results)
 	fmt.Print(table)
 	if *write != "" {
@@ -227,7 +233,7 @@ func runOne(ctx context.Context, root string, m Mutant) Result {
 	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
 		return fail(err)
 	}
-	out, err := goTest(ctx, root, overlayFile)
+	out, err := goTest(ctx, root, overlayFile, m.Packages(), m.Tests)
 	res.Outcome, res.By = Classify(out, err)
 	if m.Equivalent != "" {
 		switch res.Outcome {
@@ -241,19 +247,58 @@ func runOne(ctx context.Context, root string, m Mutant) Result {
 	return res
 }
 
-// goTest runs the packages' tests, with an overlay file when given. Vet is
-// off: a vet complaint about a mutant is not a failing test.
-func goTest(ctx context.Context, root, overlay string) (string, error) {
+// Baseline is one run of unmutated tests that must pass before any mutant runs.
+type Baseline struct {
+	Pkgs []string
+	Run  string // go test -run; "" runs every test
+}
+
+// Baselines are the tests the mutants will run, unmutated: per package
+// set, every test any of its mutants runs, in one go test.
+func Baselines(ms []Mutant) []Baseline {
+	var order []string
+	runs := map[string][]string{}
+	all := map[string]bool{}
+	for _, m := range ms {
+		key := strings.Join(m.Packages(), " ")
+		if _, ok := runs[key]; !ok {
+			order = append(order, key)
+			runs[key] = nil
+		}
+		if m.Tests == "" {
+			all[key] = true
+		} else if !slices.Contains(runs[key], m.Tests) {
+			runs[key] = append(runs[key], m.Tests)
+		}
+	}
+	var out []Baseline
+	for _, key := range order {
+		b := Baseline{Pkgs: strings.Fields(key)}
+		if !all[key] {
+			b.Run = "(?:" + strings.Join(runs[key], ")|(?:") + ")"
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// goTest runs the packages' tests (those matching run, unless -tests says
+// otherwise), with an overlay file when given. Vet is off: a vet complaint
+// about a mutant is not a failing test. -failfast: the first failure kills.
+func goTest(ctx context.Context, root, overlay string, pkgs []string, run string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	args := []string{"test", "-count=1", "-vet=off", "-timeout=5m"}
+	args := []string{"test", "-count=1", "-vet=off", "-timeout=5m", "-failfast"}
 	if overlay != "" {
 		args = append(args, "-overlay="+overlay)
 	}
 	if testRun != "" {
-		args = append(args, "-run="+testRun)
+		run = testRun
 	}
-	cmd := exec.CommandContext(ctx, "go", append(args, testPackages...)...)
+	if run != "" {
+		args = append(args, "-run="+run)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, pkgs...)...)
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -324,31 +369,61 @@ func Markdown(rs []Result) string {
 	return b.String()
 }
 
+// PackageSummary is one line per mutated package, in the order first seen.
+func PackageSummary(rs []Result) string {
+	var order []string
+	by := map[string][]Result{}
+	for _, r := range rs {
+		p := r.Package()
+		if _, ok := by[p]; !ok {
+			order = append(order, p)
+		}
+		by[p] = append(by[p], r)
+	}
+	var b strings.Builder
+	b.WriteString("| package | mutants |\n|---|---|\n")
+	for _, p := range order {
+		fmt.Fprintf(&b, "| %s | %s |\n", p, Summary(by[p]))
+	}
+	return b.String()
+}
+
 // Document is docs/mutation.md.
 func Document(rs []Result) string {
 	var b strings.Builder
-	b.WriteString(`# Mutation check of internal/rules
+	b.WriteString(`# Mutation check
 
 Generated by ` + "`make mutate`" + ` (` + "`go run ./tools/mutate -write docs/mutation.md`" + `); do not edit by hand.
 
-Each mutant breaks one rule of internal/rules once (a floor, grace or ceiling moved by one, a
-comparison flipped or loosened, a branch's result changed, a word dropped from a table, a boundary
-clamp removed). The tool writes the mutated file to a temporary directory, overlays it with
-` + "`go test -overlay`" + ` (the tree is never touched) and runs
-` + "`go test ./internal/rules/ ./internal/dispatch/`" + `. A mutant is killed when a test fails; one that does
-not compile is invalid and fails the run. A mutant listed as equivalent cannot change behaviour (the
-reason is in the "by" column); it must survive and is not counted as killed. The "by" column of a
-killed mutant names the first failing test.
+Each mutant breaks one decision once: a rule of internal/rules (a floor, grace or ceiling moved by
+one, a comparison flipped or loosened, a branch's result changed, a word dropped from a table, a
+boundary clamp removed); the claim view's decisions in internal/dispatch (Decide, live, free, held);
+the ledger's transitions in internal/ledger/transitions.go (decide, RecordPRs' stale-read and
+same-state checks, the unfree on a reopened PR, the new-dispatch reset); the export's checks before a
+push in internal/export (head valid, paths held by the Boundary, branch state, the supersede tag kept
+before a remote branch is replaced) and the scrubbing of git's output; and the export's recording
+in internal/worker (no outcome on a row that moved, last_error scrubbed). The tool writes the mutated
+file to a temporary directory, overlays it with ` + "`go test -overlay`" + ` (the tree is never touched) and
+runs the tests of the mutated package with ` + "`-failfast`" + `: all of them for internal/rules and
+internal/dispatch, and for the Redis and git packages those that reach the broken code (each mutant's
+` + "`Tests`" + ` in tools/mutate/mutants*.go, a ` + "`go test -run`" + ` regexp; a mutant whose effect is recorded in
+another package, as git's output in the worker's row, runs that package's tests, its ` + "`Pkgs`" + `). Before any
+mutant runs, the same tests must pass unmutated. A mutant is killed when a test fails; one that does not compile is invalid
+and fails the run. A mutant listed as equivalent cannot change behaviour (the reason is in the "by"
+column); it must survive and is not counted as killed. The "by" column of a killed mutant names the
+first failing test.
 
 Not listed: ` + "`ReviewQueueMax`" + ` - 1 (the constant is compared with a uint32, so -1 does not compile) and the
 numbers of ` + "`Free`/`Live`" + ` (rules.md leaves them unpublished on purpose; nothing may depend on them).
 ` + "`-run IDS`" + ` runs only some mutants; ` + "`-tests REGEXP`" + ` runs only some tests, to measure one test's power (for
-example ` + "`-tests '^TestClaimGrid$'`" + ` shows what the exhaustive grid kills on its own).
+example ` + "`-run '^[HCV]' -tests '^TestClaimGrid$'`" + ` shows what the exhaustive grid kills on its own).
 Mutants C88 and C101 rely on the amd64 conversion of a negative float to uint32 (it wraps); on
 another architecture they may need another vector.
 
 `)
 	fmt.Fprintf(&b, "**%s**\n\n", Summary(rs))
+	b.WriteString(PackageSummary(rs))
+	b.WriteString("\n")
 	b.WriteString(Markdown(rs))
 	return b.String()
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"go/parser"
 	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -112,5 +114,29 @@ func TestSummaryAndAllGood(t *testing.T) {
 	md := Markdown([]Result{{Mutant: Mutant{ID: "A", File: "f.go", Desc: "a | b"}, Outcome: Killed, By: "TestX"}})
 	if !strings.Contains(md, "| A | f.go | a \\| b | killed | TestX |") {
 		t.Errorf("Markdown row missing or unescaped:\n%s", md)
+	}
+}
+
+// A mutant runs its own package's tests, or its Pkgs'; the baseline runs,
+// per package set, every test some mutant runs, and all of them when one
+// mutant names no tests.
+func TestBaselinesCoverEveryMutantsTests(t *testing.T) {
+	ms := []Mutant{
+		{ID: "A", File: "internal/rules/holds.go"},
+		{ID: "B", File: "internal/ledger/transitions.go", Tests: "^TestX$"},
+		{ID: "C", File: "internal/ledger/transitions.go", Tests: "^TestY"},
+		{ID: "D", File: "internal/ledger/transitions.go", Tests: "^TestX$"},
+		{ID: "E", File: "internal/worker/exportpush.go", Pkgs: []string{"./internal/worker/", "./e2e/"}, Tests: "^TestZ$"},
+	}
+	if got := ms[1].Packages(); len(got) != 1 || got[0] != "./internal/ledger/" || ms[1].Package() != "internal/ledger" {
+		t.Fatalf("packages of a ledger mutant: %v %q", got, ms[1].Package())
+	}
+	got := fmt.Sprint(Baselines(ms))
+	want := "[{[./internal/rules/] } {[./internal/ledger/] (?:^TestX$)|(?:^TestY)} {[./internal/worker/ ./e2e/] (?:^TestZ$)}]"
+	if got != want {
+		t.Fatalf("Baselines = %s\nwant        %s", got, want)
+	}
+	if !regexp.MustCompile(Baselines(ms)[1].Run).MatchString("TestY2") || regexp.MustCompile(Baselines(ms)[1].Run).MatchString("TestX2") {
+		t.Fatal("the ledger baseline's -run does not select exactly its mutants' tests")
 	}
 }
