@@ -102,6 +102,7 @@ type Deps struct {
 	PushesPerInstallation int           // concurrent export pushes per installation
 	WriteSpacing          time.Duration // between writes of one installation; < 0: none
 	ListingBudget         time.Duration // export:sweep's listing read
+	ReadWindow            time.Duration // a reevaluation's wait for others to read with; < 0: none
 }
 
 // Worker holds the task handlers.
@@ -120,6 +121,8 @@ type Worker struct {
 	mu    sync.Mutex
 	slots map[int64]chan struct{} // concurrent pushes per installation
 	pace  map[int64]*pacer        // write spacing per installation
+
+	batches map[batchKey]*readBatch // reads waiting to be sent together
 }
 
 // New returns a Worker over d, filling in defaults.
@@ -147,8 +150,13 @@ func New(d Deps) *Worker {
 	if d.ListingBudget <= 0 {
 		d.ListingBudget = DefaultListingBudget
 	}
+	if d.ReadWindow < 0 {
+		d.ReadWindow = 0
+	} else if d.ReadWindow == 0 {
+		d.ReadWindow = DefaultReadWindow
+	}
 	w := &Worker{d: d, log: d.Logger, m: d.Metrics, now: d.Now,
-		slots: map[int64]chan struct{}{}, pace: map[int64]*pacer{},
+		slots: map[int64]chan struct{}{}, pace: map[int64]*pacer{}, batches: map[batchKey]*readBatch{},
 		limited: retry.Outage{Base: 2 * SecondaryLimitWait, Max: MaxSecondaryLimitWait, Floor: SecondaryLimitWait}}
 	if w.m == nil {
 		w.m = metrics.NewWorker(prometheus.NewRegistry())
