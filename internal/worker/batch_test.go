@@ -101,3 +101,39 @@ func TestBurstReadsTogetherAndKeepsEachBranchSafe(t *testing.T) {
 func reevaluateID(issue int64) string {
 	return fmt.Sprintf("reevaluate:queen/t27:%d:d-%d", issue, issue)
 }
+
+// Reads that join one window are sent 100 branches to a GraphQL query,
+// each answered with its own branch's PRs.
+func TestReadsJoinedAreSentAHundredAQuery(t *testing.T) {
+	const n = 150
+	e := newEnv(t, options{readWindow: 2 * time.Second})
+	numbers := map[string]int{}
+	for i := int64(1); i <= n; i++ {
+		numbers[fmt.Sprintf("queen-%d", i)] = e.pr(i, "closed", false)
+	}
+	type got struct {
+		branch string
+		prs    []int
+		err    error
+	}
+	out := make(chan got, n)
+	for branch := range numbers {
+		go func() {
+			prs, _, err := e.w.readBranch(e.ctx, instID, "queen", "t27", branch)
+			g := got{branch: branch, err: err}
+			for _, p := range prs {
+				g.prs = append(g.prs, p.Number)
+			}
+			out <- g
+		}()
+	}
+	for range n {
+		g := <-out
+		if g.err != nil || len(g.prs) != 1 || g.prs[0] != numbers[g.branch] {
+			t.Fatalf("%s: read PRs %v (%v), want [%d]", g.branch, g.prs, g.err, numbers[g.branch])
+		}
+	}
+	if q, rest := e.gh.Count(githubtest.RouteGraphQL), e.gh.Count(githubtest.RouteListPulls); q != 2 || rest != 0 {
+		t.Fatalf("%d GraphQL queries and %d REST lists for %d branches, want 2 and 0", q, rest, n)
+	}
+}
