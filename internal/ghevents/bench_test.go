@@ -1,6 +1,7 @@
 package ghevents
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"testing"
@@ -45,4 +46,34 @@ func BenchmarkHandlerAccepted(b *testing.B) {
 			b.Fatalf("code %d", rec.Code)
 		}
 	}
+}
+
+// BenchmarkScan: the receiver's pass over a closed payload, against
+// json.Valid and json.Unmarshal into the same struct.
+func BenchmarkScan(b *testing.B) {
+	body := encode(b, pr(b, "closed.payload.json", "queen-77", true))
+	b.SetBytes(int64(len(body)))
+	b.Run("decodePullRequest", func(b *testing.B) {
+		for b.Loop() {
+			var ev pullRequestEvent
+			if decodePullRequest(body, &ev) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("json.Unmarshal", func(b *testing.B) {
+		for b.Loop() {
+			var ev pullRequestEvent
+			if json.Unmarshal(body, &ev) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("validJSON", func(b *testing.B) {
+		for b.Loop() {
+			if !validJSON(body) {
+				b.Fatal("refused")
+			}
+		}
+	})
 }

@@ -198,7 +198,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *delivery) out
 	if on, ok := h.events[d.event]; ok {
 		return on(ctx, d, body)
 	}
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		return fail(http.StatusBadRequest, "body is not valid JSON")
 	}
 	return ignored("event not acted on")

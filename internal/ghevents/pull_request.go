@@ -14,27 +14,33 @@ import (
 // repository enqueues claim:reevaluate of issue N; the payload is only a
 // hint, the worker re-reads the branch's PRs.
 
+// pullRequestEvent is what the receiver reads of a pull_request payload
+// (decodePullRequest fills it; the tags say which names it matches).
 type pullRequestEvent struct {
-	Action      string `json:"action"`
-	Number      int    `json:"number"`
-	PullRequest *struct {
-		Number   int              `json:"number"`
-		Merged   bool             `json:"merged"`
-		MergedAt *json.RawMessage `json:"merged_at"`
-		Head     struct {
-			Ref  string   `json:"ref"`
-			Repo *repoRef `json:"repo"`
-		} `json:"head"`
-	} `json:"pull_request"`
-	Repository   *repoRef `json:"repository"`
-	Installation *struct {
-		ID int64 `json:"id"`
-	} `json:"installation"`
+	Action       string           `json:"action"`
+	Number       int              `json:"number"`
+	PullRequest  *pullRequestBody `json:"pull_request"`
+	Repository   *repoRef         `json:"repository"`
+	Installation *installationRef `json:"installation"`
+}
+
+type pullRequestBody struct {
+	Number   int              `json:"number"`
+	Merged   bool             `json:"merged"`
+	MergedAt *json.RawMessage `json:"merged_at"`
+	Head     struct {
+		Ref  string   `json:"ref"`
+		Repo *repoRef `json:"repo"`
+	} `json:"head"`
+}
+
+type installationRef struct {
+	ID int64 `json:"id"`
 }
 
 func (h *handler) pullRequest(ctx context.Context, d *delivery, body []byte) outcome {
 	var ev pullRequestEvent
-	if err := json.Unmarshal(body, &ev); err != nil {
+	if err := decodePullRequest(body, &ev); err != nil {
 		return fail(http.StatusBadRequest, "body is not a pull_request payload")
 	}
 	d.action = ev.Action

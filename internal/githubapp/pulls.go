@@ -108,10 +108,12 @@ func Summarize(prs []PR, readAt time.Time) dispatch.PRState {
 	return st
 }
 
-// BatchResult is one branch's answer of BatchPRStates: State when read, Err
-// when not (the branch is unread and nothing may be decided from it).
+// BatchResult is one branch's answer of BatchPRStates: State (and the PRs
+// it counts, by number) when read, Err when not (the branch is unread and
+// nothing may be decided from it).
 type BatchResult struct {
 	State dispatch.PRState
+	PRs   []PR
 	Err   error
 }
 
@@ -213,8 +215,13 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 	}
 	paged := readBatch(op, owner+"/"+repo, chunk, resp.Body, resetOf(resp.Header), sent, out)
 	for _, b := range paged {
-		st, err := a.PRsForBranch(ctx, installationID, owner, repo, b)
-		out[b] = BatchResult{State: st, Err: err}
+		sent := time.Now().UTC()
+		prs, err := a.ListBranchPRs(ctx, installationID, owner, repo, b)
+		if err != nil {
+			out[b] = BatchResult{Err: err}
+			continue
+		}
+		out[b] = BatchResult{State: Summarize(prs, sent), PRs: prs}
 	}
 }
 
@@ -296,7 +303,8 @@ func readBatch(op, full string, chunk []string, body io.Reader, reset, sent time
 			}
 			prs = append(prs, PR{Number: n.Number, State: state, Merged: n.MergedAt != nil || n.State == "MERGED", HeadRepo: n.HeadRepository.NameWithOwner})
 		}
-		out[b] = BatchResult{State: Summarize(prs, sent)}
+		sort.Slice(prs, func(i, j int) bool { return prs[i].Number < prs[j].Number })
+		out[b] = BatchResult{State: Summarize(prs, sent), PRs: prs}
 	}
 	return paged
 }

@@ -7,6 +7,9 @@
 //	{queen:installs}:suspended  SET   ids of suspended installations
 //	{queen:installs}:synced     STRING  Unix time of the last complete sync from GitHub
 //
+// Every write publishes to Changed, so a Cache (the webhook's copy in
+// memory) reloads.
+//
 // Repository names are case-insensitive on GitHub, so lookups are too; the
 // value keeps the name as GitHub last spelled it.
 package installs
@@ -29,6 +32,8 @@ const (
 	KeyRepos     = "{queen:installs}:repos"
 	KeySuspended = "{queen:installs}:suspended"
 	KeySynced    = "{queen:installs}:synced"
+	// Changed is the pub/sub channel every write publishes to.
+	Changed = "{queen:installs}:changed"
 )
 
 // Installation is one installation of the App with the repositories it can
@@ -73,6 +78,7 @@ if ARGV[2] == '1' then
 else
   redis.call('SREM', KEYS[2], ARGV[1])
 end
+redis.call('PUBLISH', '` + Changed + `', '')
 return 0
 `)
 
@@ -86,6 +92,7 @@ for i = 2, #ARGV do
     redis.call('HDEL', KEYS[1], ARGV[i])
   end
 end
+redis.call('PUBLISH', '` + Changed + `', '')
 return 0
 `)
 
@@ -129,7 +136,7 @@ func (r *Registry) AddRepos(ctx context.Context, id int64, repos ...string) erro
 	if err != nil || len(args) == 0 {
 		return err
 	}
-	if err := r.rdb.HSet(ctx, KeyRepos, args...).Err(); err != nil {
+	if err := r.publishing(ctx, func(p redis.Pipeliner) { p.HSet(ctx, KeyRepos, args...) }); err != nil {
 		return fmt.Errorf("installs: add repositories to installation %d: %w", id, err)
 	}
 	return nil
@@ -159,7 +166,7 @@ func (r *Registry) Suspend(ctx context.Context, id int64) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	if err := r.rdb.SAdd(ctx, KeySuspended, id).Err(); err != nil {
+	if err := r.publishing(ctx, func(p redis.Pipeliner) { p.SAdd(ctx, KeySuspended, id) }); err != nil {
 		return fmt.Errorf("installs: suspend installation %d: %w", id, err)
 	}
 	return nil
@@ -170,7 +177,7 @@ func (r *Registry) Unsuspend(ctx context.Context, id int64) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	if err := r.rdb.SRem(ctx, KeySuspended, id).Err(); err != nil {
+	if err := r.publishing(ctx, func(p redis.Pipeliner) { p.SRem(ctx, KeySuspended, id) }); err != nil {
 		return fmt.Errorf("installs: unsuspend installation %d: %w", id, err)
 	}
 	return nil
@@ -203,12 +210,23 @@ func (r *Registry) Replace(ctx context.Context, insts []Installation, complete b
 		if complete {
 			p.Set(ctx, KeySynced, time.Now().Unix(), 0)
 		}
+		p.Publish(ctx, Changed, "")
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("installs: replace registry: %w", err)
 	}
 	return nil
+}
+
+// publishing runs write and the publish to Changed in one transaction.
+func (r *Registry) publishing(ctx context.Context, write func(redis.Pipeliner)) error {
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		write(p)
+		p.Publish(ctx, Changed, "")
+		return nil
+	})
+	return err
 }
 
 // Synced reports whether the registry was ever filled by a complete sync

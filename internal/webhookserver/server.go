@@ -54,13 +54,15 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	if err != nil {
 		return err
 	}
-	registry := installs.New(rdb)
 	// Stopped, and waited for, before Redis is closed.
 	ctx, cancel := context.WithCancel(ctx)
+	// A delivery's installed check is answered in memory: its enqueue is
+	// its one Redis round trip.
+	registry := installs.NewCache(ctx, rdb)
 	var syncing sync.WaitGroup
 	syncing.Add(1)
-	go func() { defer syncing.Done(); installs.SyncUntilDone(ctx, gh, registry, log) }()
-	defer func() { cancel(); syncing.Wait() }()
+	go func() { defer syncing.Done(); installs.SyncUntilDone(ctx, gh, registry.Registry, log) }()
+	defer func() { cancel(); syncing.Wait(); <-registry.Done() }()
 
 	client := asynq.NewClientFromRedisClient(rdb)
 	insp := asynq.NewInspectorFromRedisClient(rdb)

@@ -49,6 +49,7 @@ type options struct {
 	clock                           *testkit.Clock // the worker's Now; nil: the wall clock
 	prsPerHour                      int            // 0: the default
 	realPacing                      bool           // PR creations 1 s apart, as deployed (tests: 1 ms)
+	readWindow                      time.Duration  // Deps.ReadWindow
 }
 
 // env is a worker over a private Redis, the fake GitHub (behind a proxy
@@ -137,6 +138,7 @@ func newEnv(t testing.TB, o options) *env {
 	if o.realPacing {
 		d.WriteSpacing = 0 // the default
 	}
+	d.ReadWindow = o.readWindow
 	if o.export {
 		d.Export = e.setupExport(o.dryRun)
 	}
@@ -298,10 +300,13 @@ func pushTask(t testing.TB, issue int64, head string) *asynq.Task {
 
 // serve runs the worker in an asynq server whose retries come after delay
 // (the real policy's waits would take minutes); IsFailure is the real one.
-func (e *env) serve(delay time.Duration) {
+func (e *env) serve(delay time.Duration) { e.t.Helper(); e.serveN(6, delay) }
+
+// serveN is serve with n tasks at once.
+func (e *env) serveN(n int, delay time.Duration) {
 	e.t.Helper()
 	srv := asynq.NewServerFromRedisClient(e.rdb, asynq.Config{
-		Concurrency:              6,
+		Concurrency:              n,
 		Queues:                   map[string]int{tasks.Queue: 1},
 		IsFailure:                retry.IsFailure,
 		RetryDelayFunc:           func(int, error, *asynq.Task) time.Duration { return delay },

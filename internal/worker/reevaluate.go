@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -51,9 +50,9 @@ func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
 	owner, name := ghrepo.Split(p.Repo)
 	branch := rec.BranchName()
 	// A read is as old as its request, on the clock githubapp stamps batch
-	// reads with: a slower, older read must not win.
-	sent := time.Now().UTC()
-	prs, err := w.d.GitHub.ListBranchPRs(ctx, inst, owner, name, branch)
+	// reads with: a slower, older read must not win. It may be sent with
+	// the reads of other tasks of the repository (readBranch).
+	prs, sent, err := w.readBranch(ctx, inst, owner, name, branch)
 	if err != nil {
 		err = w.githubFailure(err)
 		log.Warn("pull requests unread: nothing decided", "branch", branch, "err", err)

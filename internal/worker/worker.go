@@ -106,6 +106,7 @@ type Deps struct {
 	PRsPerHour            int           // PR creations per installation in any hour
 	PaceMaxWait           time.Duration // longest in-task wait for a turn; further out: waiting
 	ListingBudget         time.Duration // export:sweep's listing read
+	ReadWindow            time.Duration // a reevaluation's wait for others to read with; < 0: none
 }
 
 // Worker holds the task handlers.
@@ -125,6 +126,8 @@ type Worker struct {
 
 	mu    sync.Mutex
 	slots map[int64]chan struct{} // concurrent pushes per installation
+
+	batches map[batchKey]*readBatch // reads waiting to be sent together
 }
 
 // New returns a Worker over d, filling in defaults.
@@ -161,8 +164,13 @@ func New(d Deps) *Worker {
 	if d.PaceMaxWait <= 0 {
 		d.PaceMaxWait = DefaultPaceMaxWait
 	}
+	if d.ReadWindow < 0 {
+		d.ReadWindow = 0
+	} else if d.ReadWindow == 0 {
+		d.ReadWindow = DefaultReadWindow
+	}
 	w := &Worker{d: d, log: d.Logger, m: d.Metrics, now: d.Now,
-		slots: map[int64]chan struct{}{},
+		slots: map[int64]chan struct{}{}, batches: map[batchKey]*readBatch{},
 		pace: &pacer{rdb: d.RDB, gap: d.WriteSpacing, perMinute: d.PRsPerMinute, perHour: d.PRsPerHour,
 			maxWait: d.PaceMaxWait, now: d.Now},
 		limited: retry.Outage{Base: 2 * SecondaryLimitWait, Max: MaxSecondaryLimitWait, Floor: SecondaryLimitWait}}

@@ -37,10 +37,26 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultConcurrency = 10
+	// DefaultConcurrency is 100 so that a burst of closes is read 100
+	// branches per GraphQL query: only re-evaluations running at once share
+	// a read (BenchmarkBurst: 1,000 closes cost 100 GitHub requests at 10,
+	// 11 at 100). The handlers mostly wait on GitHub and Redis; export
+	// pushes keep their own limit per installation.
+	DefaultConcurrency = 100
 	// ShutdownTimeout is how long running tasks get to finish at SIGTERM;
 	// the unfinished go back to the queue.
 	ShutdownTimeout = 20 * time.Second
+
+	// TaskCheckInterval is how often an idle worker asks Redis for a
+	// pending task (asynq sleeps 0.5x to 1.5x of it), and
+	// DelayedTaskCheckInterval how often a delayed or retried task is moved
+	// to pending. asynq's defaults (1 s and 5 s) added up to 6.5 s on top of
+	// QUEEN_REEVALUATE_DELAY before a webhook's re-read ran; these add at
+	// most 175 ms, so a claim is freed within the delay + 0.3 s, for about
+	// 100 Redis commands a second while idle, those inside asynq's scripts
+	// counted (BenchmarkWebhookToFree: 97 to 105).
+	TaskCheckInterval        = 50 * time.Millisecond
+	DelayedTaskCheckInterval = 100 * time.Millisecond
 )
 
 // Options are the worker process's settings beyond config.Config.
@@ -149,9 +165,12 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 		IsFailure:       retry.IsFailure,
 		RetryDelayFunc:  retry.Delay,
 		ShutdownTimeout: ShutdownTimeout,
-		ErrorHandler:    ErrorHandler(log),
-		Logger:          logging.Asynq(log),
-		LogLevel:        asynq.WarnLevel,
+		// See TaskCheckInterval.
+		TaskCheckInterval:        TaskCheckInterval,
+		DelayedTaskCheckInterval: DelayedTaskCheckInterval,
+		ErrorHandler:             ErrorHandler(log),
+		Logger:                   logging.Asynq(log),
+		LogLevel:                 asynq.WarnLevel,
 	})
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("asynq server: %w", err)

@@ -9,7 +9,7 @@ package main
 // reported as "benchmark not found".
 var figures = []Figure{
 	// Issue 11: webhook ingest, asynq intervals and burst batching
-	// (internal/ghevents and the re-evaluate path; built on another branch).
+	// (internal/ghevents, internal/workerserver).
 	{Section: issue11, Name: "ingest accepted, 1 client (x of baseline)", Pkg: "./internal/ghevents/", Bench: "BenchmarkIngest", Sub: "clients=1",
 		Benchtime: "1x", Metric: "accepted-x", Target: AtLeast(0.6)},
 	{Section: issue11, Name: "ingest accepted, 8 clients (x of baseline)", Pkg: "./internal/ghevents/", Bench: "BenchmarkIngest", Sub: "clients=8",
@@ -28,11 +28,34 @@ var figures = []Figure{
 		Benchtime: "1x", Metric: "accepted-p99-x", Target: AtMost(2)},
 	{Section: issue11, Name: "ingest accepted p99, 64 clients (x of baseline)", Pkg: "./internal/ghevents/", Bench: "BenchmarkIngest", Sub: "clients=64",
 		Benchtime: "1x", Metric: "accepted-p99-x", Target: AtMost(2)},
-	// The package of this one is to be decided on the other branch.
-	{Section: issue11, Name: "webhook to free, p99 over the re-evaluate delay", Pkg: "./e2e/", Bench: "BenchmarkWebhookToFree",
-		Benchtime: "1x", Metric: "p99-over-delay-ms", Target: AtMost(300)},
-	{Section: issue11, Name: "GitHub requests of a webhook burst", Pkg: "./internal/worker/", Bench: "BenchmarkBurst",
+	{Section: issue11, Name: "webhook to free, 100 deliveries, delay 0s: p99 past the delay", Pkg: "./internal/workerserver/", Bench: "BenchmarkWebhookToFree",
+		Sub: "n=100/delay=0s", Benchtime: "1x", Metric: "p99-over-delay-ms", Target: AtMost(300)},
+	{Section: issue11, Name: "webhook to free, 100 deliveries, delay 0s: no-op asynq handler p99 (queue baseline)", Pkg: "./internal/workerserver/", Bench: "BenchmarkWebhookToFree",
+		Sub: "n=100/delay=0s", Benchtime: "1x", Metric: "noop-p99-ms"},
+	{Section: issue11, Name: "webhook to free, 100 deliveries, delay 0s: Redis commands/s under load (idle beside it)", Pkg: "./internal/workerserver/", Bench: "BenchmarkWebhookToFree",
+		Sub: "n=100/delay=0s", Benchtime: "1x", Metric: "redis-cmd/s-load", Baseline: Measured("BenchmarkWebhookToFree", "n=100/delay=0s", "redis-cmd/s-idle")},
+	{Section: issue11, Name: "webhook to free, 1000 deliveries, delay 0s: p99 past the delay", Pkg: "./internal/workerserver/", Bench: "BenchmarkWebhookToFree",
+		Sub: "n=1000/delay=0s", Benchtime: "1x", Metric: "p99-over-delay-ms", Target: AtMost(300)},
+	{Section: issue11, Name: "webhook to free, 1000 deliveries, delay 0s: no-op asynq handler p99 (queue baseline)", Pkg: "./internal/workerserver/", Bench: "BenchmarkWebhookToFree",
+		Sub: "n=1000/delay=0s", Benchtime: "1x", Metric: "noop-p99-ms"},
+	{Section: issue11, Name: "webhook to free, 1000 deliveries, delay 0s: Redis commands/s under load (idle beside it)", Pkg: "./internal/workerserver/", Bench: "BenchmarkWebhookToFree",
+		Sub: "n=1000/delay=0s", Benchtime: "1x", Metric: "redis-cmd/s-load", Baseline: Measured("BenchmarkWebhookToFree", "n=1000/delay=0s", "redis-cmd/s-idle")},
+	{Section: issue11, Name: "webhook to free, 100 deliveries, delay 5s: p99 past the delay", Pkg: "./internal/workerserver/", Bench: "BenchmarkWebhookToFree",
+		Sub: "n=100/delay=5s", Benchtime: "1x", Metric: "p99-over-delay-ms", Target: AtMost(300)},
+	{Section: issue11, Name: "webhook to free, 100 deliveries, delay 5s: no-op asynq handler p99 (queue baseline)", Pkg: "./internal/workerserver/", Bench: "BenchmarkWebhookToFree",
+		Sub: "n=100/delay=5s", Benchtime: "1x", Metric: "noop-p99-ms"},
+	{Section: issue11, Name: "webhook to free, 100 deliveries, delay 5s: Redis commands/s under load (idle beside it)", Pkg: "./internal/workerserver/", Bench: "BenchmarkWebhookToFree",
+		Sub: "n=100/delay=5s", Benchtime: "1x", Metric: "redis-cmd/s-load", Baseline: Measured("BenchmarkWebhookToFree", "n=100/delay=5s", "redis-cmd/s-idle")},
+	{Section: issue11, Name: "webhook to free, 1000 deliveries, delay 5s: p99 past the delay", Pkg: "./internal/workerserver/", Bench: "BenchmarkWebhookToFree",
+		Sub: "n=1000/delay=5s", Benchtime: "1x", Metric: "p99-over-delay-ms", Target: AtMost(300)},
+	{Section: issue11, Name: "webhook to free, 1000 deliveries, delay 5s: no-op asynq handler p99 (queue baseline)", Pkg: "./internal/workerserver/", Bench: "BenchmarkWebhookToFree",
+		Sub: "n=1000/delay=5s", Benchtime: "1x", Metric: "noop-p99-ms"},
+	{Section: issue11, Name: "webhook to free, 1000 deliveries, delay 5s: Redis commands/s under load (idle beside it)", Pkg: "./internal/workerserver/", Bench: "BenchmarkWebhookToFree",
+		Sub: "n=1000/delay=5s", Benchtime: "1x", Metric: "redis-cmd/s-load", Baseline: Measured("BenchmarkWebhookToFree", "n=1000/delay=5s", "redis-cmd/s-idle")},
+	{Section: issue11, Name: "GitHub requests of a burst of 1,000 closes on 1,000 branches", Pkg: "./internal/workerserver/", Bench: "BenchmarkBurst",
 		Benchtime: "1x", Metric: "github-requests", Target: AtMost(12)},
+	{Section: issue11, Name: "a lone close during the burst: freed past the delay (ms)", Pkg: "./internal/workerserver/", Bench: "BenchmarkBurst",
+		Benchtime: "1x", Metric: "lone-free-over-delay-ms", Target: AtMost(300)},
 
 	// Issue 11: export drain and cost as work grows.
 	{Section: issue11, Name: "export drain: 213 accepted heads after an outage", Pkg: "./internal/worker/", Bench: "BenchmarkExportDrain",
