@@ -26,8 +26,8 @@ var ledgerMutants = withTests(ledgerTests, []Mutant{
 	{ID: "L14", File: trans, Old: "a.ClosedUnmerged == b.ClosedUnmerged && slices.Equal(a.Numbers, b.Numbers)", New: "a.ClosedUnmerged == b.ClosedUnmerged", Desc: "same-state check ignores PR numbers"},
 	{ID: "L15", File: trans, Old: "a.Merged == b.Merged &&\n", New: "\n", Desc: "same-state check ignores merged PRs"},
 	{ID: "L16", File: trans, Old: "t := l.opts.Now().UTC()\n\t\tp.ReadAt = &t", New: "p.ReadAt = &time.Time{}", Desc: "a read without read_at is older than every read"},
-	{ID: "L17", File: trans, Old: "l.decide(rec, now, false, true, src.FreedBy(), &ch)", New: "l.decide(rec, now, false, true, \"\", &ch)", Desc: "a free on a PR read does not record its delivery"},
-	{ID: "L18", File: trans, Old: "l.decide(rec, now, false, true, src.FreedBy(), &ch)", New: "l.decide(rec, now, true, true, src.FreedBy(), &ch)", Desc: "a PR read also decides send_back_claim"},
+	{ID: "L17", File: trans, Old: "l.decide(rec, now, false, true, src.Delivery, &ch)", New: "l.decide(rec, now, false, true, \"\", &ch)", Desc: "a free on a PR read does not record its delivery"},
+	{ID: "L18", File: trans, Old: "l.decide(rec, now, false, true, src.Delivery, &ch)", New: "l.decide(rec, now, true, true, src.Delivery, &ch)", Desc: "a PR read also decides send_back_claim"},
 	// decide: the keep, the unfree, the free and its flags.
 	{ID: "L19", File: trans, Old: "\tif rec.Pin != nil {\n\t\treturn\n\t}\n", New: "", Desc: "a kept row is freed by the rules"},
 	{ID: "L20", File: trans, Old: "(rec.PRs.Open > 0 || rec.PRs.Merged > 0)", New: "(rec.PRs.Open > 0)", Desc: "a merged PR does not unfree"},
