@@ -95,6 +95,8 @@ func rssOnce(b *testing.B) {
 	}
 	queueHWM := vmHWM(b, p.cmd.Process.Pid)
 
+	// The queue's re-evaluations read together in GraphQL too: count the sweep's alone.
+	before := sb.GitHub.Count(sandbox.RouteGraphQL)
 	if _, err := client.Enqueue(tasks.NewSweep()); err != nil {
 		b.Fatal(err)
 	}
@@ -105,7 +107,7 @@ func rssOnce(b *testing.B) {
 	sweepHWM := vmHWM(b, p.cmd.Process.Pid)
 	b.StopTimer()
 	p.stop()
-	if got := sb.GitHub.Count(sandbox.RouteGraphQL); got != rssRows/ledger.DefaultPage {
+	if got := sb.GitHub.Count(sandbox.RouteGraphQL) - before; got != rssRows/ledger.DefaultPage {
 		b.Fatalf("%d GraphQL requests; want one sweep of %d rows", got, rssRows)
 	}
 	b.ReportMetric(queueHWM, "queue-hwm-MiB")

@@ -134,7 +134,7 @@ func main() {
 		execute(context.Background(), r)
 		if r.Err != nil && !r.NoPackage {
 			failed = true
-			fmt.Fprintf(os.Stderr, "benchreport: %s: %v\n%s\n", r.Pkg, r.Err, tail(r.Output, 20))
+			fmt.Fprintf(os.Stderr, "benchreport: %s: %v\n%s\n", r.Pkg, r.Err, tail(withoutLogs(r.Output), 20))
 		}
 	}
 	m.LoadAfter = loadavg()
@@ -445,6 +445,18 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// withoutLogs drops the binaries' JSON log lines a failed benchmark
+// prints, so what is left shows why it failed.
+func withoutLogs(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), `{"time"`) {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 func firstLine(s string) string {
