@@ -93,7 +93,7 @@ var mKinds = []string{
 	"upsert", "upsert", "upsert", "touch", "delete",
 	"open", "open", "close", "close", "close", "merge", "reopen", "reopen", "fork",
 	"late", "late", "duplicate", "twin",
-	"fault", "fault", "fault", "clear", "sweep",
+	"fault", "fault", "fault", "clear", "sweep", "sweep",
 	"flag", "kill", "redis",
 }
 
@@ -121,6 +121,7 @@ func drawStep(t *rapid.T) mStep {
 
 // TestModelSequences runs the random sequences against one stack.
 func TestModelSequences(t *testing.T) {
+	t.Parallel()
 	setDefaultFlag("rapid.checks", "RAPID_CHECKS", fmt.Sprint(modelChecks))
 	setDefaultFlag("rapid.seed", "RAPID_SEED", modelSeed)
 	m := newModel(t)
@@ -217,6 +218,15 @@ type mState struct {
 	prs      dispatch.PRState
 }
 
+func (h mState) String() string {
+	to := "now"
+	if !h.to.IsZero() {
+		to = h.to.Format(time.RFC3339Nano)
+	}
+	return fmt.Sprintf("{open %d merged %d closed_unmerged %d %v from %s to %s}",
+		h.prs.Open, h.prs.Merged, h.prs.ClosedUnmerged, h.prs.Numbers, h.from.Format(time.RFC3339Nano), to)
+}
+
 // mDelivery is one webhook delivery of a PR change.
 type mDelivery struct {
 	id     string
@@ -237,7 +247,8 @@ type mSeq struct {
 	history  [mRows][]mState
 	held     []mDelivery // sent later, out of order, by "late"
 	sent     []mDelivery
-	n        int // deliveries and dispatches made
+	n        int  // deliveries and dispatches made
+	faulty   bool // a fault was set since the last clear
 }
 
 // run plays steps as one sequence, then quiesces and checks the ledger.
@@ -259,6 +270,12 @@ func (m *model) run(t mT, steps []mStep) {
 		s.step(st)
 		m.kinds[st.Kind+" "+st.Fault]++
 		s.noteMayFree()
+		s.sample()
+	}
+	if s.faulty {
+		// A sweep that meets the faults still set must decide nothing
+		// on what they hid.
+		s.m.waitSweep(t, s.m.enqueueSweep(t))
 		s.sample()
 	}
 	t1 := time.Now()
@@ -356,8 +373,10 @@ func (s *mSeq) step(st mStep) {
 		}
 	case "fault":
 		s.fault(st)
+		s.faulty = true
 	case "clear":
 		s.m.f.gh.ClearFaults()
+		s.faulty = false
 	case "sweep":
 		s.m.enqueueSweep(s.t)
 	case "flag":
@@ -635,8 +654,9 @@ func (s *mSeq) checkFreeRead(row int, v mView) {
 			return
 		}
 	}
-	s.t.Fatalf("#%d freed on a read (%+v, sent %s) that matches no state GitHub had from then to the free at %s: %+v",
-		s.issue(row), *read, read.ReadAt.Format(time.RFC3339Nano), v.Freed.At.Format(time.RFC3339Nano), s.history[row])
+	s.t.Fatalf("#%d freed on a read (open %d merged %d closed_unmerged %d %v, sent %s) that matches no state GitHub had from then to the free at %s: %v",
+		s.issue(row), read.Open, read.Merged, read.ClosedUnmerged, read.Numbers, read.ReadAt.Format(time.RFC3339Nano),
+		v.Freed.At.Format(time.RFC3339Nano), s.history[row])
 }
 
 // enqueueSweep asks for a claim sweep now and returns its task id.
@@ -659,6 +679,20 @@ func (m *model) enqueueSweep(t mT) string {
 	}
 }
 
+// waitSweep waits until sweep id has run, whatever its outcome.
+func (m *model) waitSweep(t mT, id string) {
+	t.Helper()
+	deadline := time.Now().Add(mLimit)
+	for time.Now().Before(deadline) {
+		info, err := m.f.insp.GetTaskInfo(tasks.Queue, id)
+		if err == nil && (info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived || info.State == asynq.TaskStateRetry) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("sweep %s did not run within %s", id, mLimit)
+}
+
 // quiesce ends the faults and waits for a sweep that read every branch,
 // started after the sequence's last change.
 func (s *mSeq) quiesce() {
@@ -667,14 +701,7 @@ func (s *mSeq) quiesce() {
 	deadline := time.Now().Add(mLimit)
 	for time.Now().Before(deadline) {
 		ok := s.m.f.metric("queen_sweep_runs_total", `sweep="claim"`, `result="ok"`)
-		id := s.m.enqueueSweep(s.t)
-		for time.Now().Before(deadline) {
-			info, err := s.m.f.insp.GetTaskInfo(tasks.Queue, id)
-			if err == nil && (info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived || info.State == asynq.TaskStateRetry) {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		s.m.waitSweep(s.t, s.m.enqueueSweep(s.t))
 		if s.m.f.metric("queen_sweep_runs_total", `sweep="claim"`, `result="ok"`) > ok {
 			return
 		}
