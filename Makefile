@@ -1,4 +1,4 @@
-.PHONY: test mutate bench fuzz
+.PHONY: test mutate bench fuzz soak
 
 test:
 	go vet ./...
@@ -31,3 +31,13 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzParse$$' ./internal/replay/
 	$(FUZZ) -fuzz '^FuzzImportLine$$' ./cmd/queenctl/
 	$(FUZZ) -fuzz '^FuzzBatchAnswer$$' ./internal/githubapp/
+
+# The e2e model-based test (TestModelSequences) for SOAK_CHECKS sequences
+# instead of the 200 of make test, from SOAK_SEED (0: a new seed each run).
+# A failure prints the -rapid.seed that replays it and writes a fail file
+# under e2e/testdata/rapid/. At about 0.15 s a sequence, 10,000 take ~25 min.
+SOAK_CHECKS ?= 10000
+SOAK_SEED ?= 0
+soak:
+	go test ./e2e -run '^TestModelSequences$$' -count 1 -timeout 12h -v \
+		-rapid.checks $(SOAK_CHECKS) -rapid.seed $(SOAK_SEED)
