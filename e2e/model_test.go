@@ -590,7 +590,8 @@ type mView struct {
 		Action   string    `json:"action"`
 		Decision string    `json:"decision"`
 		Inputs   struct {
-			PRs *dispatch.PRState `json:"prs"`
+			PRs         *dispatch.PRState `json:"prs"`
+			NewDispatch bool              `json:"new_dispatch"`
 		} `json:"inputs"`
 	} `json:"history"`
 }
@@ -617,35 +618,79 @@ func (s *mSeq) sample() {
 		if found != r.exists {
 			s.t.Fatalf("#%d: found %v, but the row exists: %v", s.issue(i), found, r.exists)
 		}
-		if !found || v.Freed == nil {
+		if !found {
 			continue
 		}
-		if v.Freed.Rule != dispatch.RuleAccept || r.verdict != "accept" {
-			s.t.Fatalf("#%d (review_state %q) freed by %s: only accept_claim frees here", s.issue(i), r.verdict, v.Freed.Rule)
+		s.checkDecisions(i, v)
+		if v.Freed != nil {
+			if v.Freed.Rule != dispatch.RuleAccept || r.verdict != "accept" {
+				s.t.Fatalf("#%d (review_state %q) freed by %s: only accept_claim frees here", s.issue(i), r.verdict, v.Freed.Rule)
+			}
+			s.checkRead(i, v, "free", v.Freed.At)
 		}
-		s.checkFreeRead(i, v)
+		if w := v.WouldFree; w != nil {
+			switch {
+			case w.Rule == dispatch.RuleAccept && r.verdict == "accept":
+				s.checkRead(i, v, "would_free", w.At)
+			case w.Rule == dispatch.RuleSendBack && r.verdict == "sendBack" && r.sendBacks < rules.DefaultSendBackCeiling:
+			default:
+				s.t.Fatalf("#%d (review_state %q, send_backs %d) would be freed by %s", s.issue(i), r.verdict, r.sendBacks, w.Rule)
+			}
+		}
 	}
 }
 
-// checkFreeRead asserts the free of row stands on a read of its branch
-// that showed only closed unmerged PRs, and that GitHub had the branch in
-// that state while the read was in flight.
-func (s *mSeq) checkFreeRead(row int, v mView) {
+// checkDecisions asserts the row's history never decides what already
+// holds: a free of a freed row, an unfree of a live one, a second would_free
+// (each delivery and sweep that finds the same state is a no-op).
+func (s *mSeq) checkDecisions(row int, v mView) {
+	s.t.Helper()
+	if len(v.History) >= 50 { // cut: its start is not known
+		return
+	}
+	freed, would := false, false
+	for i := len(v.History) - 1; i >= 0; i-- { // oldest first
+		h := v.History[i]
+		bad := false
+		switch {
+		case h.Action == "delete" || (h.Action == "upsert" && h.Inputs.NewDispatch):
+			freed, would = false, false
+		case h.Decision == "free":
+			bad, freed, would = freed, true, false
+		case h.Decision == "unfree":
+			bad, freed = !freed, false
+		case h.Decision == "would_free":
+			bad, would = would || freed, true
+		case h.Decision == "would_unfree":
+			bad, would = !would, false
+		}
+		if bad {
+			s.t.Fatalf("#%d: %s %q at %s repeats or contradicts the row's state (freed %v, would_free %v)",
+				s.issue(row), h.Action, h.Decision, h.At.Format(time.RFC3339Nano), freed, would)
+		}
+	}
+}
+
+// checkRead asserts the newest decision of the row (free or would_free,
+// made at) stands on a read of its branch that showed only closed
+// unmerged PRs, and that GitHub had the branch in that state while the
+// read was in flight.
+func (s *mSeq) checkRead(row int, v mView, decision string, at time.Time) {
 	s.t.Helper()
 	var read *dispatch.PRState
 	for _, h := range v.History { // newest first
-		if h.Decision == "free" {
+		if h.Decision == decision {
 			read = h.Inputs.PRs
 			break
 		}
 	}
 	if read == nil || !read.Read || read.ReadAt == nil {
-		s.t.Fatalf("#%d freed (%+v) without a recorded read: %+v", s.issue(row), v.Freed, read)
+		s.t.Fatalf("#%d: %s without a recorded read: %+v", s.issue(row), decision, read)
 	}
 	if read.Open != 0 || read.Merged != 0 || read.ClosedUnmerged == 0 {
-		s.t.Fatalf("#%d freed on a read of open=%d merged=%d closed_unmerged=%d", s.issue(row), read.Open, read.Merged, read.ClosedUnmerged)
+		s.t.Fatalf("#%d: %s on a read of open=%d merged=%d closed_unmerged=%d", s.issue(row), decision, read.Open, read.Merged, read.ClosedUnmerged)
 	}
-	from, to := read.ReadAt.Add(-mSlack), v.Freed.At.Add(mSlack)
+	from, to := read.ReadAt.Add(-mSlack), at.Add(mSlack)
 	for _, h := range s.history[row] {
 		if h.from.After(to) || (!h.to.IsZero() && h.to.Before(from)) {
 			continue
@@ -654,9 +699,9 @@ func (s *mSeq) checkFreeRead(row int, v mView) {
 			return
 		}
 	}
-	s.t.Fatalf("#%d freed on a read (open %d merged %d closed_unmerged %d %v, sent %s) that matches no state GitHub had from then to the free at %s: %v",
-		s.issue(row), read.Open, read.Merged, read.ClosedUnmerged, read.Numbers, read.ReadAt.Format(time.RFC3339Nano),
-		v.Freed.At.Format(time.RFC3339Nano), s.history[row])
+	s.t.Fatalf("#%d: %s on a read (open %d merged %d closed_unmerged %d %v, sent %s) that matches no state GitHub had from then to the decision at %s: %v",
+		s.issue(row), decision, read.Open, read.Merged, read.ClosedUnmerged, read.Numbers, read.ReadAt.Format(time.RFC3339Nano),
+		at.Format(time.RFC3339Nano), s.history[row])
 }
 
 // enqueueSweep asks for a claim sweep now and returns its task id.
@@ -727,8 +772,9 @@ func (s *mSeq) check() {
 		if got != want && (alt == nil || got != *alt) {
 			s.t.Fatalf("#%d after the sweep (flag %v, PRs %+v):\n got  %+v\n want %+v (or %+v)", s.issue(i), s.m.flagOn, s.summary(i), got, want, alt)
 		}
+		s.checkDecisions(i, v)
 		if v.Freed != nil {
-			s.checkFreeRead(i, v)
+			s.checkRead(i, v, "free", v.Freed.At)
 		}
 	}
 }
