@@ -39,8 +39,9 @@ import (
 //     and the branch's final PRs (counted by githubapp.Summarize), under
 //     the flag the worker runs with.
 //
-// make test runs modelChecks sequences from modelSeed; `make soak` runs
-// more (-rapid.checks); -rapid.seed replays a failure's sequence.
+// make test runs modelChecks sequences of at most mMaxSteps steps from
+// modelSeed; `make soak` runs more (-rapid.checks), and longer ones with
+// -rapid.steps; -rapid.seed replays a failure's sequence.
 
 const (
 	modelChecks = 200
@@ -124,6 +125,10 @@ func TestModelSequences(t *testing.T) {
 	t.Parallel()
 	setDefaultFlag("rapid.checks", "RAPID_CHECKS", fmt.Sprint(modelChecks))
 	setDefaultFlag("rapid.seed", "RAPID_SEED", modelSeed)
+	maxSteps := mMaxSteps
+	if v, ok := flagSet("rapid.steps"); ok { // longer sequences for a soak
+		fmt.Sscan(v, &maxSteps)
+	}
 	m := newModel(t)
 	start := time.Now()
 	rapid.Check(t, func(rt *rapid.T) {
@@ -134,7 +139,7 @@ func TestModelSequences(t *testing.T) {
 				steps = append(steps, mStep{Kind: "upsert", Row: row, Verdict: v})
 			}
 		}
-		for range rapid.IntRange(1, mMaxSteps).Draw(rt, "steps") {
+		for range rapid.IntRange(1, maxSteps).Draw(rt, "steps") {
 			steps = append(steps, drawStep(rt))
 		}
 		m.run(rt, steps)
@@ -148,14 +153,23 @@ func TestModelSequences(t *testing.T) {
 // setDefaultFlag gives a rapid flag this test's default unless the command
 // line or its environment variable chose one.
 func setDefaultFlag(name, env, value string) {
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	_, set := flagSet(name)
 	if _, ok := os.LookupEnv(env); set || ok {
 		return
 	}
 	if err := flag.Set(name, value); err != nil {
 		panic(err)
 	}
+}
+
+// flagSet is the value of a flag given on the command line.
+func flagSet(name string) (value string, ok bool) {
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			value, ok = f.Value.String(), true
+		}
+	})
+	return value, ok
 }
 
 // model is the stack every sequence of a test shares, and what the test
