@@ -334,7 +334,8 @@ func (s *GitHub) SetRedeliveryResult(code int) {
 }
 
 // FailNext answers the next n requests whose path starts with pathPrefix with
-// status and header, and a GitHub-shaped error body.
+// status and header, and a GitHub-shaped error body; n < 0 answers every one
+// until ClearFaults, an outage of unknown length.
 func (s *GitHub) FailNext(pathPrefix string, status int, header http.Header, n int) {
 	s.FailAfter(0, pathPrefix, status, header, n)
 }
@@ -365,8 +366,9 @@ func (s *GitHub) LastQuery(route string) url.Values {
 	return v
 }
 
-// SecondaryRateLimit answers the next n requests, whatever their path, with
-// GitHub's secondary rate limit: 403, Retry-After and its message.
+// SecondaryRateLimit answers the next n requests (n < 0: until ClearFaults),
+// whatever their path, with GitHub's secondary rate limit: 403, Retry-After
+// and its message.
 func (s *GitHub) SecondaryRateLimit(n int, retryAfter time.Duration) {
 	h := http.Header{}
 	h.Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
@@ -398,6 +400,18 @@ func (s *GitHub) UnreadablePRs(branch string) {
 	defer s.mu.Unlock()
 	s.graphqlErrors[branch] = true
 	s.listErrors[branch] = true
+}
+
+// ClearFaults ends every fault set so far: the queued and open-ended
+// failures (FailNext, FailAfter, AnswerNext, SecondaryRateLimit), the
+// branches that GraphQLError and UnreadablePRs broke, and Down.
+func (s *GitHub) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
+	s.graphqlErrors = map[string]bool{}
+	s.listErrors = map[string]bool{}
+	s.down = false
 }
 
 // Down makes every request answer 502 while on.
@@ -457,6 +471,9 @@ func (s *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 				break
 			}
 			f = c
+			if c.n < 0 {
+				break // until ClearFaults
+			}
 			if c.n--; c.n <= 0 {
 				s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
 			}

@@ -212,3 +212,54 @@ func TestFaults(t *testing.T) {
 		t.Errorf("issue requests counted %d, want 7", s.Count(githubtest.RouteIssue))
 	}
 }
+
+// An open-ended fault lasts until ClearFaults, which also ends the branch
+// faults and Down.
+func TestClearFaultsEndsEveryFault(t *testing.T) {
+	s := githubtest.New(t)
+	s.AddInstallation(1, "hive", "hive/t27")
+	s.SetIssue("hive/t27", 3, true, "t")
+	s.AddPR("hive/t27", githubtest.PR{HeadRef: "queen-1", HeadRepo: "hive/t27", State: "open"})
+	tok := mint(t, s, 1)
+	issue := s.URL() + "repos/hive/t27/issues/3"
+	pulls := s.URL() + "repos/hive/t27/pulls?state=all&head=hive:queen-1"
+	query := `query($owner:String!,$name:String!,$h0:String!) { repository(owner:$owner,name:$name) {
+		b0: pullRequests(headRefName:$h0, states:[OPEN,CLOSED,MERGED], first:100) { nodes { number } pageInfo { hasNextPage } } } }`
+	graphql := func() map[string]any {
+		_, obj, _ := do(t, "POST", s.GraphQLURL(), tok, map[string]any{"query": query,
+			"variables": map[string]string{"owner": "hive", "name": "t27", "h0": "queen-1"}})
+		return obj
+	}
+
+	s.FailNext("/repos/hive/t27/issues", http.StatusGatewayTimeout, http.Header{}, -1)
+	for i := range 5 {
+		if resp, _, _ := do(t, "GET", issue, tok, nil); resp.StatusCode != http.StatusGatewayTimeout {
+			t.Fatalf("request %d of an open-ended fault: %d, want 504", i+1, resp.StatusCode)
+		}
+	}
+	s.UnreadablePRs("queen-1")
+	if resp, _, _ := do(t, "GET", pulls, tok, nil); resp.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("unreadable branch: %d, want 500", resp.StatusCode)
+	}
+	if obj := graphql(); obj["errors"] == nil {
+		t.Fatalf("unreadable branch over GraphQL: %v, want errors", obj)
+	}
+
+	s.ClearFaults()
+	if resp, _, _ := do(t, "GET", issue, tok, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("after ClearFaults: %d, want 200", resp.StatusCode)
+	}
+	if resp, _, list := do(t, "GET", pulls, tok, nil); resp.StatusCode != http.StatusOK || len(list) != 1 {
+		t.Errorf("pulls after ClearFaults: %d, %d PRs; want 200 and 1", resp.StatusCode, len(list))
+	}
+	if obj := graphql(); obj["errors"] != nil {
+		t.Errorf("GraphQL after ClearFaults: %v", obj)
+	}
+
+	s.SecondaryRateLimit(-1, time.Second)
+	s.Down(true)
+	s.ClearFaults()
+	if resp, _, _ := do(t, "GET", issue, tok, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("after clearing a limit and Down: %d, want 200", resp.StatusCode)
+	}
+}
