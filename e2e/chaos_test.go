@@ -257,14 +257,14 @@ func TestChaosGraphQLPartialErrorsStretch(t *testing.T) {
 		return f.claim(c.free[1]).Freed != nil && f.claim(c.merged).lastRead() != nil && f.claim(c.open).lastRead() != nil &&
 			f.metric("queen_sweep_runs_total", `sweep="claim"`, `result="partial"`) > partial+1
 	})
-	frCheckFreed(t, f.claim(c.free[1]), "sweep")
+	frCheckFreedBySweep(t, f.claim(c.free[1]))
 	if v := f.claim(c.free[0]); !v.Live || v.Freed != nil || v.WouldFree != nil || v.lastRead() != nil {
 		t.Fatalf("#%d, whose branch errored: live %v freed %+v read %+v; want nothing decided", c.free[0], v.Live, v.Freed, v.lastRead())
 	}
 
 	f.gh.ClearFaults()
 	c.converge(t, f)
-	frCheckFreed(t, f.claim(c.free[0]), "sweep")
+	frCheckFreedBySweep(t, f.claim(c.free[0]))
 	if n := f.gh.Count(githubtest.RouteListPulls); n != 0 {
 		t.Fatalf("the sweep listed pulls over REST %d times; want GraphQL only", n)
 	}
@@ -401,6 +401,6 @@ func TestChaosWorkerKilledMidSweep(t *testing.T) {
 	c.converge(t, f)
 	t.Logf("converged %s after the kill", time.Since(killed).Round(time.Millisecond))
 	for _, issue := range c.free {
-		frCheckFreed(t, f.claim(issue), "sweep")
+		frCheckFreedBySweep(t, f.claim(issue))
 	}
 }

@@ -71,7 +71,11 @@ func (w *Worker) readBranch(ctx context.Context, inst int64, owner, name, branch
 	}
 	b.waiters[branch] = append(b.waiters[branch], ch)
 	full := len(b.branches) >= maxBatch
-	if !full {
+	if full {
+		// Closed to joiners before the lock is let go: one joining between
+		// here and sendBatch would make the query 101 branches, two requests.
+		delete(w.batches, key)
+	} else {
 		b.timer.Reset(min(w.d.ReadWindow, time.Until(b.deadline)))
 	}
 	w.mu.Unlock()
