@@ -2,7 +2,6 @@ package installs
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"time"
 
@@ -98,27 +97,13 @@ func (c *Cache) invalidate() {
 // reload reads the whole registry; a failed read leaves the cache invalid.
 func (c *Cache) reload(ctx context.Context) {
 	c.invalidate()
-	var all *redis.MapStringStringCmd
-	var susp *redis.StringSliceCmd
-	_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		all = p.HGetAll(ctx, KeyRepos)
-		susp = p.SMembers(ctx, KeySuspended)
-		return nil
-	})
+	all, err := c.readAll(ctx)
 	if err != nil {
-		return
+		return // Registry.Lookup reports it
 	}
-	suspended := map[string]bool{}
-	for _, s := range susp.Val() {
-		suspended[s] = true
-	}
-	repos := make(map[string]cached, len(all.Val()))
-	for key, v := range all.Val() {
-		id, _, err := parseValue(v)
-		if err != nil {
-			return // Registry.Lookup reports it
-		}
-		repos[key] = cached{id: id, suspended: suspended[strconv.FormatInt(id, 10)]}
+	repos := make(map[string]cached, len(all))
+	for key, r := range all {
+		repos[key] = cached{id: r.InstallationID, suspended: r.Suspended}
 	}
 	c.mu.Lock()
 	c.repos, c.valid = repos, true

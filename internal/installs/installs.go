@@ -265,6 +265,22 @@ func (r *Registry) Lookup(ctx context.Context, repo string) (installationID int6
 
 // Repos lists the installed repositories sorted by name.
 func (r *Registry) Repos(ctx context.Context) ([]Repo, error) {
+	all, err := r.readAll(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("installs: list repositories: %w", err)
+	}
+	repos := make([]Repo, 0, len(all))
+	for _, repo := range all {
+		repos = append(repos, repo)
+	}
+	sort.Slice(repos, func(i, j int) bool {
+		return ghrepo.Key(repos[i].Name) < ghrepo.Key(repos[j].Name)
+	})
+	return repos, nil
+}
+
+// readAll reads the whole registry in one transaction, by ghrepo.Key.
+func (r *Registry) readAll(ctx context.Context) (map[string]Repo, error) {
 	var all *redis.MapStringStringCmd
 	var susp *redis.StringSliceCmd
 	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -273,7 +289,7 @@ func (r *Registry) Repos(ctx context.Context) ([]Repo, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("installs: list repositories: %w", err)
+		return nil, err
 	}
 	suspended := map[int64]bool{}
 	for _, s := range susp.Val() {
@@ -281,17 +297,14 @@ func (r *Registry) Repos(ctx context.Context) ([]Repo, error) {
 			suspended[id] = true
 		}
 	}
-	repos := make([]Repo, 0, len(all.Val()))
+	repos := make(map[string]Repo, len(all.Val()))
 	for key, v := range all.Val() {
 		id, name, err := parseValue(v)
 		if err != nil {
-			return nil, fmt.Errorf("installs: list repositories: %s: %w", key, err)
+			return nil, fmt.Errorf("%s: %w", key, err)
 		}
-		repos = append(repos, Repo{Name: name, InstallationID: id, Suspended: suspended[id]})
+		repos[key] = Repo{Name: name, InstallationID: id, Suspended: suspended[id]}
 	}
-	sort.Slice(repos, func(i, j int) bool {
-		return ghrepo.Key(repos[i].Name) < ghrepo.Key(repos[j].Name)
-	})
 	return repos, nil
 }
 
