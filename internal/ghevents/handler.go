@@ -285,10 +285,15 @@ func (h *handler) finish(w http.ResponseWriter, d *delivery, o outcome) {
 		resp.Error = o.status
 	}
 	data, _ := json.Marshal(resp)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	data = append(data, '\n')
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(o.code)
-	_, _ = w.Write(append(data, '\n'))
+	_, _ = w.Write(data)
+	// GitHub has its answer before the log line and the metrics are made.
+	_ = http.NewResponseController(w).Flush()
 
 	event, action := "", ""
 	if d.verified {
