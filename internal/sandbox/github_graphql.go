@@ -87,6 +87,12 @@ func (s *GitHub) graphql(w http.ResponseWriter, r *http.Request, in *installatio
 	}
 	s.mu.Unlock()
 	sort.Slice(prs, func(i, j int) bool { return prs[i].Number < prs[j].Number })
+	// By head branch, in number order: a query of 100 aliases on a
+	// repository of thousands of PRs would otherwise walk them all per alias.
+	byHead := map[string][]PR{}
+	for _, p := range prs {
+		byHead[p.HeadRef] = append(byHead[p.HeadRef], p)
+	}
 
 	aliases := reAlias.FindAllStringSubmatch(req.Query, -1)
 	if len(aliases) == 0 {
@@ -134,7 +140,7 @@ func (s *GitHub) graphql(w http.ResponseWriter, r *http.Request, in *installatio
 		}
 		nodes := []any{}
 		more := false
-		for _, p := range prs {
+		for _, p := range byHead[branch] {
 			st := "OPEN"
 			switch {
 			case p.MergedAt != nil:
@@ -142,7 +148,7 @@ func (s *GitHub) graphql(w http.ResponseWriter, r *http.Request, in *installatio
 			case p.State == "closed":
 				st = "CLOSED"
 			}
-			if p.HeadRef != branch || !states[st] {
+			if !states[st] {
 				continue
 			}
 			if len(nodes) == first {
