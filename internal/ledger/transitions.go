@@ -61,6 +61,18 @@ func sameTime(a, b *time.Time) bool {
 // src is the webhook's delivery or the sweep's slot; a free records the
 // delivery it was decided on.
 func (l *Ledger) RecordPRs(ctx context.Context, repo string, issue int64, prs dispatch.PRState, src audit.Source) (Result, error) {
+	return l.recordPRs(ctx, repo, issue, nil, prs, src)
+}
+
+// RecordPRsOn is RecordPRs on the row as the caller last read it (Get):
+// the write is a compare-and-set on seen's version, so a row that moved
+// since is read again first. It saves a re-evaluation its second read of
+// the row (BenchmarkWebhookToFree).
+func (l *Ledger) RecordPRsOn(ctx context.Context, repo string, issue int64, seen *Record, prs dispatch.PRState, src audit.Source) (Result, error) {
+	return l.recordPRs(ctx, repo, issue, seen, prs, src)
+}
+
+func (l *Ledger) recordPRs(ctx context.Context, repo string, issue int64, seen *Record, prs dispatch.PRState, src audit.Source) (Result, error) {
 	if !prs.Read {
 		return Result{Outcome: OutcomeUnread}, checkKey(repo, issue)
 	}
@@ -70,7 +82,7 @@ func (l *Ledger) RecordPRs(ctx context.Context, repo string, issue int64, prs di
 		t := l.opts.Now().UTC()
 		p.ReadAt = &t
 	}
-	return l.update(ctx, "record prs", repo, issue, updateOpts{expect: -1, readAt: p.ReadAt}, func(rec *Record, now time.Time) (Change, error) {
+	return l.update(ctx, "record prs", repo, issue, updateOpts{expect: -1, readAt: p.ReadAt, seen: seen}, func(rec *Record, now time.Time) (Change, error) {
 		p := p
 		// A slow read (a sweep's batch, say) can land after a newer one: it
 		// must not undo what the newer read recorded, least of all by a free.

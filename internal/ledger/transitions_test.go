@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/redistest"
 )
 
 // A dispatch time set on a row that had none, or moved by a minute, is a
@@ -182,5 +184,92 @@ func TestTransitionPersonsWritesCheckTheirVersion(t *testing.T) {
 	}
 	if rec := f.get(t, repo, 46); rec.Freed != nil || rec.Export != nil || rec.Version != moved {
 		t.Fatalf("refused writes changed the row: %+v", rec)
+	}
+}
+
+// RecordPRsOn writes on the row as a re-evaluation read it before its
+// GitHub read, without reading it again: when nothing moved it decides as
+// RecordPRs does, one row fetch fewer, and leaves the caller's copy as it
+// was.
+func TestRecordPRsOnDecidesAsRecordPRsWithoutASecondRead(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client()
+	fetches := redistest.CountFetches(rdb)
+	f := newFixtureOn(rdb, Options{FreeClosedPR: true})
+	f.upsert(t, repo, 50, accepted)
+	f.upsert(t, repo, 51, accepted)
+
+	fetches.Reset()
+	res, err := f.l.RecordPRs(f.ctx, repo, 50, prs(0, 0, 1), audit.Webhook("d50"))
+	if err != nil || res.Outcome != DecisionFree || res.Row.Freed.Delivery != "d50" {
+		t.Fatalf("RecordPRs: %q %+v %v", res.Outcome, res.Row.Freed, err)
+	}
+	plain := fetches.Rows()
+
+	seen := f.get(t, repo, 51)
+	before, _ := json.Marshal(seen)
+	fetches.Reset()
+	res, err = f.l.RecordPRsOn(f.ctx, repo, 51, seen, prs(0, 0, 1), audit.Webhook("d51"))
+	if err != nil || res.Outcome != DecisionFree || res.Row.Freed.Delivery != "d51" || res.Row.Version != seen.Version+1 {
+		t.Fatalf("RecordPRsOn: %q %+v version %d %v; want freed from d51 at version %d", res.Outcome, res.Row.Freed, res.Row.Version, err, seen.Version+1)
+	}
+	if on := fetches.Rows(); plain != 1 || on != 0 {
+		t.Fatalf("rows fetched: RecordPRs %d, RecordPRsOn %d; want 1 and 0", plain, on)
+	}
+	if after, _ := json.Marshal(seen); string(after) != string(before) {
+		t.Fatalf("the caller's row changed:\n%s\n%s", before, after)
+	}
+	if got := f.get(t, repo, 51); got.Freed == nil || got.Freed.Delivery != "d51" {
+		t.Fatalf("stored: %+v", got.Freed)
+	}
+}
+
+// A row that moved after the caller read it is read again and decided as it
+// is now: a new dispatch is not freed by the read of the old one's PRs, a
+// newer read is not undone by an older one, and neither counts as a
+// conflict of the ledger's.
+func TestRecordPRsOnAMovedRowDecidesOnTheRowAsItIsNow(t *testing.T) {
+	f := newFixture(t, Options{FreeClosedPR: true})
+	later := t0.Add(time.Minute)
+	for _, c := range []struct {
+		name   string
+		issue  int64
+		moved  func(issue int64) error
+		reread string
+	}{
+		{"a new dispatch", 60, func(issue int64) error {
+			_, err := f.l.Upsert(f.ctx, repo, issue, patch(t, `{"dispatched_at": "2026-10-10T19:59:00Z", "finished_at": null, "review_state": null}`), audit.API("api"))
+			return err
+		}, ""},
+		{"a newer read found it open", 61, func(issue int64) error {
+			p := prs(1, 0, 0)
+			p.ReadAt = &later
+			_, err := f.l.RecordPRs(f.ctx, repo, issue, p, audit.Webhook("newer"))
+			return err
+		}, OutcomeStaleRead},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f.upsert(t, repo, c.issue, accepted)
+			seen := f.get(t, repo, c.issue)
+			if err := c.moved(c.issue); err != nil {
+				t.Fatal(err)
+			}
+			conflicts := f.l.Conflicts()
+			p := prs(0, 0, 1)
+			p.ReadAt = &t0
+			res, err := f.l.RecordPRsOn(f.ctx, repo, c.issue, seen, p, audit.Webhook("old"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.get(t, repo, c.issue); got.Freed != nil || res.Outcome == DecisionFree {
+				t.Fatalf("%q, freed %+v: a read decided on the row as it was", res.Outcome, got.Freed)
+			}
+			if c.reread != "" && res.Outcome != c.reread {
+				t.Fatalf("outcome %q, want %q", res.Outcome, c.reread)
+			}
+			if f.l.Conflicts() != conflicts {
+				t.Fatalf("conflicts %d -> %d: a caller's stale copy counted as a conflict", conflicts, f.l.Conflicts())
+			}
+		})
 	}
 }

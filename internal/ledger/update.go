@@ -145,6 +145,10 @@ type updateOpts struct {
 	// read was seen, and an unchanged state still marks the read as seen.
 	readAt *time.Time
 	floor  int64 // the written version is at least floor (a migrated row's)
+	// seen is the row as the caller read it, the first attempt's basis in
+	// place of a read of its own; a row that moved since fails the
+	// compare-and-set and is read again (not counted as a conflict).
+	seen *Record
 }
 
 // touchScript marks a read that found the recorded state as seen, without
@@ -179,7 +183,14 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 				return Result{}, opErr(op, repo, issue, err)
 			}
 		}
-		st, err := l.load(ctx, repo, issue)
+		fromSeen := attempt == 0 && o.seen != nil
+		var st stored
+		var err error
+		if fromSeen {
+			st, err = snapshot(o.seen)
+		} else {
+			st, err = l.load(ctx, repo, issue)
+		}
 		if err != nil {
 			return Result{}, opErr(op, repo, issue, err)
 		}
@@ -232,7 +243,9 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 						return Result{}, opErr(op, repo, issue, err)
 					}
 					if ok != 1 {
-						l.conflicts.Add(1)
+						if !fromSeen {
+							l.conflicts.Add(1)
+						}
 						continue
 					}
 				}
@@ -291,7 +304,9 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 			}
 			return Result{Row: present(stored, exists), Outcome: OutcomeStaleRead}, nil
 		default:
-			l.conflicts.Add(1)
+			if !fromSeen {
+				l.conflicts.Add(1)
+			}
 			if o.expect >= 0 {
 				return Result{}, opErr(op, repo, issue, fmt.Errorf("%w: decided on version %d, row moved on", ErrConflict, prev))
 			}
@@ -439,6 +454,20 @@ func writeID() string {
 
 // backoff waits a little, growing with the attempt, jittered so that
 // writers racing on one row spread out.
+// snapshot is seen as load would return it, a copy fn may change.
+func snapshot(seen *Record) (stored, error) {
+	data, err := json.Marshal(seen)
+	if err != nil {
+		return stored{}, err
+	}
+	rec := new(Record)
+	if err := json.Unmarshal(data, rec); err != nil {
+		return stored{}, err
+	}
+	rec.Version = seen.Version
+	return stored{rec: rec, version: seen.Version}, nil
+}
+
 func backoff(ctx context.Context, attempt int) error {
 	return retry.Sleep(ctx, time.Duration(mrand.Int64N(int64(min(attempt, 20))*int64(time.Millisecond)+1)))
 }

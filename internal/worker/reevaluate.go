@@ -77,7 +77,7 @@ func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
 	}
 
 	state := githubapp.Summarize(prs, sent)
-	res, err := w.d.Ledger.RecordPRs(ctx, p.Repo, p.Issue, state, audit.Webhook(p.Delivery))
+	res, err := w.d.Ledger.RecordPRsOn(ctx, p.Repo, p.Issue, rec, state, audit.Webhook(p.Delivery))
 	if errors.Is(err, ledger.ErrNotFound) {
 		log.Info("reevaluate skipped: ledger row deleted")
 		return nil
