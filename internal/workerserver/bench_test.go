@@ -253,7 +253,17 @@ func (s *stack) freedAt(b *testing.B, sent map[int64]time.Time, limit time.Durat
 		for _, m := range msgs {
 			from = "(" + m.ID
 			str, _ := m.Values["entry"].(string)
-			var e audit.Entry
+			// Only the fields looked at: the observer shares the machine
+			// with what it measures.
+			var e struct {
+				Issue   int64 `json:"issue"`
+				Outcome struct {
+					Freed string `json:"freed"`
+				} `json:"outcome"`
+				Source struct {
+					Delivery string `json:"delivery"`
+				} `json:"source"`
+			}
 			if json.Unmarshal([]byte(str), &e) != nil || e.Outcome.Freed == "" || e.Source.Delivery == "" {
 				continue
 			}
@@ -268,7 +278,8 @@ func (s *stack) freedAt(b *testing.B, sent map[int64]time.Time, limit time.Durat
 		if time.Now().After(deadline) {
 			b.Fatalf("%d of %d claims freed after %v", len(out), len(sent), limit)
 		}
-		time.Sleep(20 * time.Millisecond)
+		// A free's time is its entry's id, not when it is seen here.
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -373,38 +384,45 @@ func issues(from, n int) []int64 {
 // BenchmarkWebhookToFree: n closes delivered at once (8 clients) to the
 // receiver, each for its own branch of one repository, until each claim is
 // freed; against a no-op asynq handler with the worker's settings on the
-// same Redis. With a delay both start at the worst phase (worstPhase). Redis's commands per second are measured idle (both servers
-// running, nothing to do) and over the burst.
+// same Redis. With a delay both start at the worst phase (worstPhase). The
+// burst is sent three times, on fresh rows, and the median p99 reported:
+// one burst's p99 moves by 100 ms from run to run on the shared machine.
+// Redis's commands per second are measured idle (both servers running,
+// nothing to do) and over the first burst.
 func BenchmarkWebhookToFree(b *testing.B) {
+	const rounds = 3
 	for _, delay := range []time.Duration{0, 5 * time.Second} {
 		for _, n := range []int{100, 1000} {
 			b.Run(fmt.Sprintf("n=%d/delay=%v", n, delay), func(b *testing.B) {
-				s := newStack(b, n, delay)
+				s := newStack(b, rounds*n, delay)
 				for b.Loop() {
 					c0, t0 := s.commands(), time.Now()
 					time.Sleep(2 * time.Second)
 					idle := float64(s.commands()-c0) / time.Since(t0).Seconds()
 
-					worstPhase(delay)
-					c0, t0 = s.commands(), time.Now()
-					sent := s.deliver(b, issues(1, n))
-					freed := s.freedAt(b, sent, delay+2*time.Minute)
-					var last time.Time
-					for _, t := range freed {
-						if t.After(last) {
-							last = t
+					var p99s []time.Duration
+					var load float64
+					for r := range rounds {
+						worstPhase(delay)
+						c0, t0 := s.commands(), time.Now()
+						sent := s.deliver(b, issues(1+r*n, n))
+						freed := s.freedAt(b, sent, delay+2*time.Minute)
+						if r == 0 {
+							var last time.Time
+							for _, t := range freed {
+								if t.After(last) {
+									last = t
+								}
+							}
+							load = float64(s.commands()-c0) / last.Sub(t0).Seconds()
 						}
+						p := p99(sent, freed)
+						b.Logf("burst %d: p99 %v past the delay", r+1, p-delay)
+						p99s = append(p99s, p)
+						time.Sleep(500 * time.Millisecond)
 					}
-					load := float64(s.commands()-c0) / last.Sub(t0).Seconds()
-					p := p99(sent, freed)
-					if testing.Verbose() {
-						var d []time.Duration
-						for k, t := range sent {
-							d = append(d, freed[k].Sub(t))
-						}
-						slices.Sort(d)
-						b.Logf("latency p50 %v p90 %v p99 %v max %v; deliveries took %v", d[len(d)/2], d[len(d)*9/10], d[len(d)*99/100], d[len(d)-1], time.Since(t0))
-					}
+					slices.Sort(p99s)
+					p := p99s[len(p99s)/2]
 					b.ReportMetric(float64(p.Milliseconds()), "p99-ms")
 					b.ReportMetric(float64((p - delay).Milliseconds()), "p99-over-delay-ms")
 					b.ReportMetric(idle, "redis-cmd/s-idle")
@@ -419,7 +437,8 @@ func BenchmarkWebhookToFree(b *testing.B) {
 
 // BenchmarkBurst: 1,000 closes across 1,000 branches of one repository at
 // once cost github-requests GitHub requests in all; then one close alone is
-// freed lone-free-over-delay-ms past QUEEN_REEVALUATE_DELAY (its default)
+// freed lone-free-over-delay-ms past QUEEN_REEVALUATE_DELAY (its default),
+// sent at the worst phase (worstPhase),
 // after its delivery.
 var benchN = 1000
 
@@ -432,6 +451,7 @@ func BenchmarkBurst(b *testing.B) {
 		s.freedAt(b, sent, delay+2*time.Minute)
 		b.ReportMetric(float64(s.requests()-s.base), "github-requests")
 		time.Sleep(500 * time.Millisecond)
+		worstPhase(delay)
 		lone := s.deliver(b, []int64{int64(n) + 1})
 		freed := s.freedAt(b, lone, delay+time.Minute)
 		b.ReportMetric(float64((freed[int64(n)+1].Sub(lone[int64(n)+1]) - delay).Milliseconds()), "lone-free-over-delay-ms")

@@ -52,11 +52,14 @@ const (
 	// DelayedTaskCheckInterval how often a delayed or retried task is moved
 	// to pending. asynq's defaults (1 s and 5 s) added up to 6.5 s on top of
 	// QUEEN_REEVALUATE_DELAY before a webhook's re-read ran; these add at
-	// most 175 ms, so a claim is freed within the delay + 0.3 s, for about
-	// 100 Redis commands a second while idle, those inside asynq's scripts
-	// counted (BenchmarkWebhookToFree: 97 to 105).
-	TaskCheckInterval        = 50 * time.Millisecond
-	DelayedTaskCheckInterval = 100 * time.Millisecond
+	// most 55 ms. asynq scores a delayed task in whole seconds, so a burst
+	// comes due at one instant: at that worst phase the p99 of 1,000 closes
+	// was 372-514 ms past the delay at 50 ms and 100 ms, 336-416 ms at these,
+	// the code otherwise the same (BenchmarkWebhookToFree). The price is
+	// Redis commands while idle, those inside asynq's scripts counted: about
+	// 300 a second, up from 100.
+	TaskCheckInterval        = 20 * time.Millisecond
+	DelayedTaskCheckInterval = 25 * time.Millisecond
 )
 
 // Options are the worker process's settings beyond config.Config.
