@@ -94,7 +94,7 @@ var Vars = []Var{
 	{Name: "QUEEN_EXPORT_SWEEP_INTERVAL", Meaning: "period of export:sweep, " + duration, Default: "5m", Roles: worker},
 	{Name: "QUEEN_REDELIVER_INTERVAL", Meaning: "period of deliveries:redeliver, " + duration, Default: "15m", Roles: worker},
 	{Name: "QUEEN_AUDIT_MAXLEN", Meaning: "approximate cap of the audit stream", Default: "1000000", Roles: both},
-	{Name: "QUEEN_WORKER_CONCURRENCY", Meaning: "tasks one worker runs at once (1 to 1000)", Default: "100", Roles: worker},
+	{Name: "QUEEN_WORKER_CONCURRENCY", Meaning: "tasks one worker runs at once (1 to 1000)", Default: "250", Roles: worker},
 	{Name: "QUEEN_WORKER_CACHE_DIR", Meaning: "absolute path where the worker keeps its git clones",
 		DefaultText: "queen-app in the user cache directory", Roles: worker},
 }
