@@ -122,7 +122,13 @@ var sections = []string{issue11, rulesSection, ledgerSection}
 
 // notes say how a section's figures are measured, under its heading.
 var notes = map[string]string{
-	issue11: `The export drain publishes 213 accepted heads (real git remote over HTTP, the export
+	issue11: `The ingest figures are medians of five rounds, each beside its baselines; the floors add
+to the bare handler only what no receiver can skip (a validation pass over the JSON; one Redis
+round trip before an accepted delivery's 202). The webhook-to-free figures are the median p99 of
+three bursts on fresh rows; with a delay each burst starts just past a whole second, the worst
+phase of asynq's whole-second scoring of delayed tasks.
+
+The export drain publishes 213 accepted heads (real git remote over HTTP, the export
 stand-in, the local GitHub) once an export outage ends, with the deployed pacing: PR creations
 at least 1 s apart per installation, booked in Redis; git pushes are not paced. pr-gap-min-ms
 is the least gap between two PR creations as the local GitHub received them. The sweep cost

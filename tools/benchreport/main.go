@@ -314,7 +314,7 @@ func render(w io.Writer, figs []Figure, runs []*run, m machine) {
 	fmt.Fprintf(w, "Machine: %s, %d cores, %s, linux/%s; measured %s (commit %s).\n", m.CPU, m.Cores, m.GoVersion,
 		runtime.GOARCH, m.Date.Format("2006-01-02 15:04 UTC"), m.Commit)
 	fmt.Fprintf(w, "Load average (1, 5, 15 min) %s before, %s after. The machine is shared with other builds:\n", m.LoadBefore, m.LoadAfter)
-	fmt.Fprintf(w, "each figure is one run; read the ratios and the targets, not the last digit.\n")
+	fmt.Fprintf(w, "each figure is one run of its benchmark (some take medians inside, as their notes say); read the ratios and the targets, not the last digit.\n")
 	for _, s := range sections {
 		var rows []Figure
 		for _, f := range figs {
