@@ -29,6 +29,7 @@ FUZZ = go test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 fuzz:
 	$(FUZZ) -fuzz '^FuzzVerifySignature$$' ./internal/ghevents/
 	$(FUZZ) -fuzz '^FuzzWebhook$$' ./internal/ghevents/
+	$(FUZZ) -fuzz '^FuzzScanner$$' ./internal/ghevents/
 	$(FUZZ) -fuzz '^FuzzQueenBranch$$' ./internal/dispatch/
 	$(FUZZ) -fuzz '^FuzzApply$$' ./internal/dispatch/
 	$(FUZZ) -fuzz '^FuzzBoundary$$' ./internal/export/
