@@ -7,6 +7,7 @@ const (
 	row    = "internal/dispatch/row.go"
 	branch = "internal/dispatch/branch.go"
 	trans  = "internal/ledger/transitions.go"
+	upd    = "internal/ledger/update.go"
 )
 
 // mutants is the fixed, hand-written list. Keep each Old exactly once in its

@@ -3,7 +3,7 @@ package main
 // ledgerTests are the ledger's tests of its transitions: the cluster,
 // concurrency and audit-paging tests (12s of the package's 14s) reach
 // transitions.go only through the same paths.
-const ledgerTests = "^Test(ReopenedPR|FailedRead|NewDispatch|UpsertRefuses|FlagsOff|FreeIsIdempotent|KeepPins|DeleteIsAudited|RecordExport|StaleFree|IndexesFollow|RetriedWrite|AnOlderRead|AStaleRead|ClaimViewOfStored|HoldingAndReview|Transition)"
+const ledgerTests = "^Test(ReopenedPR|FailedRead|NewDispatch|UpsertRefuses|FlagsOff|FreeIsIdempotent|KeepPins|DeleteIsAudited|RecordExport|StaleFree|IndexesFollow|RetriedWrite|AnOlderRead|AStaleRead|ClaimViewOfStored|HoldingAndReview|Transition|RecordPRsOn)"
 
 // ledgerMutants break the ledger's transitions: decide, RecordPRs' checks,
 // the unfree on a reopened PR, the new-dispatch reset, the export's record.
@@ -56,6 +56,10 @@ var ledgerMutants = withTests(ledgerTests, []Mutant{
 	{ID: "L41", File: trans, Old: "\tif expectVersion < 1 {\n", New: "\tif expectVersion < 1 {\n\t\texpectVersion = -1\n\t}\n\tif false {\n", Desc: "an export outcome with no version (0) lands on whatever version is current"},
 	{ID: "L42", File: trans, Old: "return l.update(ctx, \"free\", repo, issue, updateOpts{expect: expectOf(version)}", New: "return l.update(ctx, \"free\", repo, issue, updateOpts{expect: -1}", Desc: "a person's free lands on a row that moved past the version they saw"},
 	{ID: "L43", File: trans, Old: "\tif version > 0 {\n\t\treturn version\n\t}\n\treturn -1", New: "\treturn -1", Desc: "expectOf drops every version"},
+	// RecordPRsOn: the caller's copy of the row.
+	{ID: "L44", File: upd, Old: "fromSeen := attempt == 0 && o.seen != nil", New: "fromSeen := o.seen != nil", Desc: "a row that moved since the caller read it is never read again"},
+	{ID: "L45", File: upd, Old: "\trec := new(Record)\n\tif err := json.Unmarshal(data, rec); err != nil {\n\t\treturn stored{}, err\n\t}\n\trec.Version = seen.Version", New: "\trec := seen\n\t_ = data", Desc: "the write changes the caller's copy of the row"},
+	{ID: "L46", File: upd, Old: "\t\tdefault:\n\t\t\tif !fromSeen {", New: "\t\tdefault:\n\t\t\tif true {", Desc: "a caller's stale copy counts as a conflict of the ledger's"},
 })
 
 // withTests sets the tests of every mutant in ms that names none.
