@@ -452,8 +452,6 @@ func writeID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// backoff waits a little, growing with the attempt, jittered so that
-// writers racing on one row spread out.
 // snapshot is seen as load would return it, a copy fn may change.
 func snapshot(seen *Record) (stored, error) {
 	data, err := json.Marshal(seen)
@@ -468,6 +466,8 @@ func snapshot(seen *Record) (stored, error) {
 	return stored{rec: rec, version: seen.Version}, nil
 }
 
+// backoff waits a little, growing with the attempt, jittered so that
+// writers racing on one row spread out.
 func backoff(ctx context.Context, attempt int) error {
 	return retry.Sleep(ctx, time.Duration(mrand.Int64N(int64(min(attempt, 20))*int64(time.Millisecond)+1)))
 }
