@@ -436,10 +436,9 @@ func BenchmarkWebhookToFree(b *testing.B) {
 }
 
 // BenchmarkBurst: 1,000 closes across 1,000 branches of one repository at
-// once cost github-requests GitHub requests in all; then one close alone is
-// freed lone-free-over-delay-ms past QUEEN_REEVALUATE_DELAY (its default),
-// sent at the worst phase (worstPhase),
-// after its delivery.
+// once cost github-requests GitHub requests in all; then one close alone,
+// sent at the worst phase (worstPhase), is freed lone-free-over-delay-ms
+// past QUEEN_REEVALUATE_DELAY (its default) after its delivery.
 var benchN = 1000
 
 func BenchmarkBurst(b *testing.B) {
