@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -113,14 +112,10 @@ func (p *proc) exited() (bool, int) {
 	}
 }
 
+// freeAddr is an address for a binary about to listen (testkit.FreeAddr).
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return testkit.FreeAddr(t)
 }
 
 // waitHTTP waits until url answers 200.

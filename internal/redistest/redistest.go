@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-app/queen-app/internal/testkit"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -56,9 +57,6 @@ func StartWith(tb testing.TB, opts Options) *Server {
 	tb.Helper()
 	bin := redisServer(tb)
 	port := freePort(tb)
-	if opts.Cluster {
-		port = clusterPort(tb)
-	}
 	s := &Server{Dir: tb.TempDir(), Port: port, tb: tb}
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
 	s.args = []string{
@@ -226,33 +224,11 @@ func (s *Server) Info(section, field string) string {
 	return ""
 }
 
+// freePort is a port for the redis-server about to start, with its cluster
+// bus port (+10000, testkit.PortGap) free too (testkit.FreePort).
 func freePort(tb testing.TB) int {
 	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("find a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// clusterPort finds a free port whose cluster bus port (+10000) is free too.
-func clusterPort(tb testing.TB) int {
-	tb.Helper()
-	for i := 0; i < 50; i++ {
-		p := freePort(tb)
-		if p+10000 > 65535 {
-			continue
-		}
-		bus, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p+10000)))
-		if err != nil {
-			continue
-		}
-		bus.Close()
-		return p
-	}
-	tb.Fatal("no free port pair for a cluster node")
-	return 0
+	return testkit.FreePort(tb)
 }
 
 // String describes the server for test logs.

@@ -1,5 +1,5 @@
 // Package testkit holds the small concurrency-safe helpers several test
-// packages need: a settable clock and a log buffer.
+// packages need: a settable clock, a log buffer and free ports.
 package testkit
 
 import (
