@@ -3,12 +3,9 @@ package worker
 import (
 	"encoding/base64"
 	"encoding/json"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/redact"
 )
 
@@ -43,28 +40,7 @@ func TestExportOutcomeNotRecordedOnARowAcceptedAtAnotherHead(t *testing.T) {
 	head := e.accepted(18, map[string]string{"src/a.rs": "fn a() {}\n"})
 	other := strings.Repeat("e", 40)
 	b, _ := json.Marshal(other)
-	e.mu.Lock()
-	branches := e.before
-	e.mu.Unlock()
-	var once sync.Once
-	var upsertErr error
-	e.setBefore(func(r *http.Request) {
-		branches(r)
-		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/pulls") {
-			once.Do(func() {
-				_, upsertErr = e.ledger.Upsert(e.ctx, repo, 18, map[string]json.RawMessage{"judged_head": b}, audit.API("queen"))
-			})
-		}
-	})
-	if err := e.w.ExportPush(e.ctx, pushTask(t, 18, head)); err != nil {
-		t.Fatal(err)
-	}
-	if upsertErr != nil {
-		t.Fatal(upsertErr)
-	}
-	if len(e.gh.PRs(repo)) != 1 {
-		t.Fatal("the push did not get as far as opening its PR")
-	}
+	e.pushUpsertingAtPRCreation(t, 18, head, map[string]json.RawMessage{"judged_head": b})
 	if rec := e.get(18); rec.Export != nil || *rec.JudgedHead != other {
 		t.Fatalf("export state %+v recorded on the row accepted at %s", rec.Export, *rec.JudgedHead)
 	}

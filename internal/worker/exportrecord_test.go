@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -159,26 +158,7 @@ func TestExportOutcomeNotRecordedOnARowThatMoved(t *testing.T) {
 				b, _ := json.Marshal(v)
 				patch[k] = b
 			}
-			e.mu.Lock()
-			branches := e.before
-			e.mu.Unlock()
-			var once sync.Once
-			var upsertErr error
-			e.setBefore(func(r *http.Request) {
-				branches(r)
-				if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/pulls") {
-					once.Do(func() { _, upsertErr = e.ledger.Upsert(e.ctx, repo, 16, patch, audit.API("queen")) })
-				}
-			})
-			if err := e.w.ExportPush(e.ctx, pushTask(t, 16, head)); err != nil {
-				t.Fatal(err)
-			}
-			if upsertErr != nil {
-				t.Fatal(upsertErr)
-			}
-			if len(e.gh.PRs(repo)) != 1 {
-				t.Fatal("the push did not get as far as opening its PR")
-			}
+			e.pushUpsertingAtPRCreation(t, 16, head, patch)
 			if st := e.get(16).Export; st != nil {
 				t.Fatalf("export state %+v recorded on a row that moved on", st)
 			}

@@ -202,6 +202,33 @@ func (e *env) setBefore(fn func(r *http.Request)) {
 	e.mu.Unlock()
 }
 
+// pushUpsertingAtPRCreation runs the export push of issue at head while the
+// Queen upserts patch on its row, at the moment the worker asks GitHub to
+// create the PR: the push must succeed and open its PR, the upsert land.
+func (e *env) pushUpsertingAtPRCreation(t *testing.T, issue int64, head string, patch map[string]json.RawMessage) {
+	t.Helper()
+	e.mu.Lock()
+	branches := e.before
+	e.mu.Unlock()
+	var once sync.Once
+	var upsertErr error
+	e.setBefore(func(r *http.Request) {
+		branches(r)
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/pulls") {
+			once.Do(func() { _, upsertErr = e.ledger.Upsert(e.ctx, repo, issue, patch, audit.API("queen")) })
+		}
+	})
+	if err := e.w.ExportPush(e.ctx, pushTask(t, issue, head)); err != nil {
+		t.Fatal(err)
+	}
+	if upsertErr != nil {
+		t.Fatal(upsertErr)
+	}
+	if len(e.gh.PRs(repo)) != 1 {
+		t.Fatal("the push did not get as far as opening its PR")
+	}
+}
+
 // remoteHeads lists refs/heads/* of a bare repository.
 func remoteHeads(dir string) map[string]string {
 	cmd := exec.Command("git", "--git-dir="+dir, "for-each-ref", "--format=%(refname:strip=2) %(objectname)", "refs/heads/")
