@@ -3,11 +3,7 @@ package e2e
 import (
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -328,52 +324,6 @@ func TestChaosRedisRestartedMidFlow(t *testing.T) {
 	}
 }
 
-// chaosGate fronts the fake GitHub and can hold GraphQL requests open, so
-// a sweep is mid-read for as long as a test needs.
-type chaosGate struct {
-	srv     *httptest.Server
-	held    chan struct{}
-	release chan struct{}
-	once    sync.Once
-
-	mu   sync.Mutex
-	hold bool
-}
-
-func newChaosGate(t *testing.T, target string) *chaosGate {
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	g := &chaosGate{held: make(chan struct{}, 16), release: make(chan struct{})}
-	g.srv = exServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g.mu.Lock()
-		hold := g.hold && strings.HasSuffix(r.URL.Path, "/graphql")
-		g.mu.Unlock()
-		if hold {
-			g.held <- struct{}{}
-			select {
-			case <-r.Context().Done():
-			case <-g.release:
-				w.WriteHeader(http.StatusBadGateway)
-			}
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(g.open)
-	return g
-}
-
-func (g *chaosGate) setHold(on bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.hold = on
-}
-
-func (g *chaosGate) open() { g.once.Do(func() { close(g.release) }) }
-
 // The worker is killed (SIGKILL) while its sweep waits for GitHub's
 // GraphQL answer. Nothing is decided; the lease the killed sweep held keeps
 // the next sweeps out for at most its TTL (worker.PeriodicLeaseTTL, 30 s),
@@ -383,8 +333,9 @@ func TestChaosWorkerKilledMidSweep(t *testing.T) {
 	t.Parallel()
 	f := newFreeStack(t, map[string]string{frFlag: "on", "QUEEN_SWEEP_INTERVAL": "1s"})
 	f.webhook()
-	gate := newChaosGate(t, f.gh.URL())
-	viaGate := map[string]string{"GITHUB_API_URL": gate.srv.URL + "/"}
+	// The gate holds GraphQL requests: the sweep stays mid-read.
+	gate := newGate(t, f.gh.URL(), func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/graphql") })
+	viaGate := map[string]string{"GITHUB_API_URL": gate.URL()}
 	c := chaosSetup(f, 8701)
 
 	gate.setHold(true)

@@ -287,12 +287,14 @@ func (c frClaim) lastRead() *frItem {
 	return nil
 }
 
-// frGate is a reverse proxy in front of the fake GitHub that can hold the
-// pulls list open, so a task is in flight for as long as a test needs.
+// frGate is a reverse proxy in front of the fake GitHub that can hold
+// requests open (the pulls list, unless told which), so a task is in flight
+// for as long as a test needs.
 type frGate struct {
 	proxy   *httputil.ReverseProxy
 	srv     *httptest.Server
-	held    chan struct{} // one value per held request
+	holds   func(r *http.Request) bool // the requests a hold holds
+	held    chan struct{}              // one value per held request
 	release chan struct{}
 	once    sync.Once
 
@@ -301,28 +303,29 @@ type frGate struct {
 	pulls int
 }
 
-func newFrGate(t *testing.T, target string) *frGate {
+func newFrGate(t *testing.T, target string) *frGate { return newGate(t, target, isPullsList) }
+
+// newGate is a gate holding the requests holds picks.
+func newGate(t *testing.T, target string, holds func(r *http.Request) bool) *frGate {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &frGate{proxy: httputil.NewSingleHostReverseProxy(u), held: make(chan struct{}, 16), release: make(chan struct{})}
-	g.srv = httptest.NewUnstartedServer(g)
-	g.srv.Config.ReadHeaderTimeout = 10 * time.Second
-	g.srv.Config.ReadTimeout = 30 * time.Second
-	g.srv.Config.WriteTimeout = 2 * time.Minute
-	g.srv.Config.IdleTimeout = time.Minute
-	g.srv.Start()
-	t.Cleanup(g.srv.Close)
+	g := &frGate{proxy: httputil.NewSingleHostReverseProxy(u), holds: holds, held: make(chan struct{}, 16), release: make(chan struct{})}
+	g.srv = exServer(t, g)
 	t.Cleanup(g.open)
 	return g
+}
+
+func isPullsList(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/pulls")
 }
 
 // URL is GITHUB_API_URL through the gate.
 func (g *frGate) URL() string { return g.srv.URL + "/" }
 
-// setHold makes later pulls lists hang (until the client goes or open).
+// setHold makes later held requests hang (until the client goes or open).
 func (g *frGate) setHold(on bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -340,20 +343,20 @@ func (g *frGate) Pulls() int {
 }
 
 func (g *frGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/pulls") {
-		g.mu.Lock()
+	g.mu.Lock()
+	if isPullsList(r) {
 		g.pulls++
-		hold := g.hold
-		g.mu.Unlock()
-		if hold {
-			g.held <- struct{}{}
-			select {
-			case <-r.Context().Done():
-			case <-g.release:
-				w.WriteHeader(http.StatusBadGateway)
-			}
-			return
+	}
+	hold := g.hold && g.holds(r)
+	g.mu.Unlock()
+	if hold {
+		g.held <- struct{}{}
+		select {
+		case <-r.Context().Done():
+		case <-g.release:
+			w.WriteHeader(http.StatusBadGateway)
 		}
+		return
 	}
 	g.proxy.ServeHTTP(w, r)
 }
