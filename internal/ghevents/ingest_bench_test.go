@@ -144,7 +144,7 @@ func BenchmarkIngest(b *testing.B) {
 	h, err := NewHandler(Config{
 		Secrets: [][]byte{secret, previous},
 		Enqueuer: EnqueuerFunc(func(ctx context.Context, t *asynq.Task) (tasks.Result, error) {
-			return tasks.NewEnqueuer(client, insp).Enqueue(redisconn.WithReplicaAck(ctx), t)
+			return tasks.NewEnqueuer(client, insp).Enqueue(redisconn.DeliveryWrite(ctx), t)
 		}),
 		Installs:        reg,
 		ReevaluateDelay: tasks.DefaultReevaluateDelay,

@@ -30,8 +30,26 @@ const (
 
 // New returns the client for s: a *redis.Client for Single, a Sentinel
 // failover *redis.Client for Sentinel, a *redis.ClusterClient for Cluster.
-// The caller closes it; asynq's constructors over a client never do.
+// The caller closes it; asynq's constructors over a client never do. Each
+// carries the hooks of WithCoalesce and, for Sentinel, WithReplicaAck.
 func New(s *Spec) redis.UniversalClient {
+	c, _ := newHooked(s)
+	return c
+}
+
+func newHooked(s *Spec) (redis.UniversalClient, *coalescer) {
+	c := newClient(s)
+	// The coalescer comes first: a batch it makes then passes the
+	// replica-ack hook as one pipeline.
+	co := &coalescer{rdb: c}
+	c.AddHook(co)
+	if s.Mode == Sentinel {
+		c.AddHook(ackHook{c.(*redis.Client)})
+	}
+	return c, co
+}
+
+func newClient(s *Spec) redis.UniversalClient {
 	var tlsConfig *tls.Config
 	if s.TLS {
 		// ServerName is left empty: crypto/tls takes it from each address dialed.
@@ -39,15 +57,13 @@ func New(s *Spec) redis.UniversalClient {
 	}
 	switch s.Mode {
 	case Sentinel:
-		c := redis.NewFailoverClient(&redis.FailoverOptions{
+		return redis.NewFailoverClient(&redis.FailoverOptions{
 			MasterName: s.MasterName, SentinelAddrs: s.Addrs, SentinelPassword: s.SentinelPassword,
 			Username: s.Username, Password: s.Password, DB: s.DB, TLSConfig: tlsConfig,
 			DialTimeout: DialTimeout, DialerRetries: 1, ReadTimeout: IOTimeout, WriteTimeout: IOTimeout,
 			PoolTimeout: PoolTimeout, MaxRetries: MaxRetries, MaxRetryBackoff: 250 * time.Millisecond,
 			ContextTimeoutEnabled: true,
 		})
-		c.AddHook(ackHook{c})
-		return c
 	case Cluster:
 		return redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs: s.Addrs, Username: s.Username, Password: s.Password, TLSConfig: tlsConfig,
@@ -131,28 +147,32 @@ func (h ackHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proce
 		fence := redis.NewIntCmd(inner, "publish", fenceChannel, "")
 		wait := redis.NewIntCmd(inner, "wait", 1, AckTimeout.Milliseconds())
 		err := next(inner, append(cmds[:len(cmds):len(cmds)], fence, wait))
-		var nilReply error
-		for _, c := range cmds {
-			switch e := c.Err(); {
-			case errors.Is(e, redis.Nil):
-				nilReply = e // a reply, not a failure
-			case e != nil:
-				return err // the command's own failure says more than the WAIT's
-			}
-		}
+		var ackErr error
 		switch {
 		case fence.Err() != nil:
-			err = fmt.Errorf("%w: %w", ErrNotReplicated, fence.Err())
+			ackErr = fmt.Errorf("%w: %w", ErrNotReplicated, fence.Err())
 		case wait.Err() != nil:
-			err = fmt.Errorf("%w: %w", ErrNotReplicated, wait.Err())
+			ackErr = fmt.Errorf("%w: %w", ErrNotReplicated, wait.Err())
 		case wait.Val() < 1:
-			err = fmt.Errorf("%w within %s", ErrNotReplicated, AckTimeout)
-		default:
-			return nilReply
+			ackErr = fmt.Errorf("%w within %s", ErrNotReplicated, AckTimeout)
 		}
+		// A command's own failure says more than the WAIT's and stays;
+		// every other command of the pipeline (a coalesced batch holds
+		// several) gets the verdict. A nil reply is a reply, not a failure.
+		var first error
 		for _, c := range cmds {
-			c.SetErr(err)
+			e := c.Err()
+			if ackErr != nil && (e == nil || errors.Is(e, redis.Nil)) {
+				c.SetErr(ackErr)
+				e = ackErr
+			}
+			if first == nil {
+				first = e
+			}
 		}
-		return err
+		if first == nil {
+			return err
+		}
+		return first
 	}
 }

@@ -118,13 +118,12 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	return err
 }
 
-// ackedEnqueuer enqueues a delivery's task under redisconn.WithReplicaAck:
-// with Sentinel the 202 waits until a replica holds the task, so a
-// failover cannot lose a delivery GitHub was told was taken.
+// ackedEnqueuer enqueues a delivery's task under redisconn.DeliveryWrite:
+// with Sentinel the 202 waits until a replica holds the task.
 type ackedEnqueuer struct{ *tasks.Enqueuer }
 
 func (e ackedEnqueuer) Enqueue(ctx context.Context, t *asynq.Task) (tasks.Result, error) {
-	return e.Enqueuer.Enqueue(redisconn.WithReplicaAck(ctx), t)
+	return e.Enqueuer.Enqueue(redisconn.DeliveryWrite(ctx), t)
 }
 
 // Neither listener ever redirects: ServeMux answers an unclean path with a

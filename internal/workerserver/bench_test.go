@@ -109,7 +109,7 @@ func newStack(b *testing.B, n int, delay time.Duration) *stack {
 	h, err := ghevents.NewHandler(ghevents.Config{
 		Secrets: [][]byte{[]byte(benchSecret)},
 		Enqueuer: ghevents.EnqueuerFunc(func(ctx context.Context, t *asynq.Task) (tasks.Result, error) {
-			return enq.Enqueue(redisconn.WithReplicaAck(ctx), t)
+			return enq.Enqueue(redisconn.DeliveryWrite(ctx), t)
 		}),
 		Installs: reg, ReevaluateDelay: delay, Logger: slog.New(slog.DiscardHandler),
 	})

@@ -12,7 +12,7 @@ import (
 // and its target. Benchmarks of one package, top-level name and benchtime
 // run once for all their figures. A benchmark that does not exist (yet) is
 // reported as "benchmark not found".
-var figures = slices.Concat(ingest(), webhookToFree(), []Figure{
+var figures = slices.Concat(ingest(), webhookToFree(), coalesce(), []Figure{
 	// Issue 11: burst batching (internal/workerserver).
 	{Section: issue11, Name: "GitHub requests of a burst of 1,000 closes on 1,000 branches", Pkg: "./internal/workerserver/", Bench: "BenchmarkBurst",
 		Benchtime: "1x", Metric: "github-requests", Target: AtMost(12)},
@@ -111,14 +111,28 @@ func webhookToFree() []Figure {
 	return figs
 }
 
+// coalesce is the Redis client's coalescing (internal/redisconn) at each
+// number of callers at once, beside the same commands unmarked.
+func coalesce() []Figure {
+	var figs []Figure
+	for _, g := range []string{"1", "2", "8", "32"} {
+		sub := "goroutines=" + g
+		figs = append(figs, Figure{Section: redisSection, Name: "asynq's schedule script from " + g + " at once, under WithCoalesce",
+			Pkg: "./internal/redisconn/", Bench: "BenchmarkCoalesce", Sub: sub, Benchtime: "1x", Metric: "coalesced/s",
+			Baseline: Measured("BenchmarkCoalesce", sub, "plain/s")})
+	}
+	return figs
+}
+
 // Sections, in the order the document shows them.
 const (
 	issue11       = "Issue 11: speed at the limits"
 	rulesSection  = "The rules (internal/rules)"
 	ledgerSection = "The claims ledger (internal/ledger)"
+	redisSection  = "The Redis client (internal/redisconn)"
 )
 
-var sections = []string{issue11, rulesSection, ledgerSection}
+var sections = []string{issue11, redisSection, rulesSection, ledgerSection}
 
 // notes say how a section's figures are measured, under its heading.
 var notes = map[string]string{
@@ -139,6 +153,9 @@ against a private Redis with 10,000 queued claim:reevaluate tasks, then one clai
 10,000 rows, and reads VmHWM from /proc/<pid>/status after each.`,
 	rulesSection: `One op of the grid benchmarks is one pass over the exhaustive grid of TestClaimGrid
 (4,423,680 rows); the baselines walk the same inputs without calling the card.`,
+	redisSection: `asynq's schedule script (the write of an accepted delivery) on one client of a private
+redis-server, 5,000 calls per round from that many goroutines at once; the baseline is the same
+calls without the mark, alternating, medians of three rounds.`,
 	ledgerSection: `One writer and one reader against a private redis-server (no AOF), beside a raw SET of
 a stored row's JSON by the same client in the same run.`,
 }

@@ -1,0 +1,169 @@
+package redisconn
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Coalescing. In a burst the webhook's enqueues arrive together, and each
+// one alone costs Redis its own read and write: on the 2-core dev machine
+// 11 µs of Redis CPU per delivery for a PING, 21 µs for asynq's enqueue
+// script, beside 83-104 µs of the receiver's own. A command issued under
+// WithCoalesce runs at once, as it would without the mark, while fewer than
+// MaxPipelines coalesced commands or batches are in flight; past that it
+// waits, and the ones that waited go out together as one pipeline, so a
+// lone delivery never waits and a burst pays one round trip per batch.
+const (
+	// MaxPipelines bounds the coalesced round trips in flight at once.
+	MaxPipelines = 2
+	// MaxBatch bounds the commands of one pipeline.
+	MaxBatch = 100
+)
+
+type coalesceKey struct{}
+
+// WithCoalesce marks ctx so that the commands issued under it may share a
+// pipeline with others issued at the same time (see MaxPipelines). Each
+// keeps its own reply and error; a batch runs until the earliest deadline
+// of its commands, and a command's own cancellation does not stop the
+// batch it is in. Under WithReplicaAck too, a batch is acknowledged as a
+// whole: each of its commands returns only once a replica holds every
+// write the primary had made when the batch ran.
+func WithCoalesce(ctx context.Context) context.Context {
+	return context.WithValue(ctx, coalesceKey{}, true)
+}
+
+func coalesces(ctx context.Context) bool {
+	v, _ := ctx.Value(coalesceKey{}).(bool)
+	return v
+}
+
+// coalescer is the outermost hook of every client New returns.
+type coalescer struct {
+	rdb redis.UniversalClient
+
+	mu       sync.Mutex
+	inflight int        // round trips in flight: at most MaxPipelines
+	queue    []*pending // waiting for one to end
+}
+
+type pending struct {
+	ctx context.Context
+	cmd redis.Cmder
+	ack bool
+	// wake gets nil once cmd has run in another's batch, or the batch
+	// (cmd first) this one is to run: its turn has come.
+	wake chan []*pending
+}
+
+func (c *coalescer) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *coalescer) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (c *coalescer) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !coalesces(ctx) {
+			return next(ctx, cmd)
+		}
+		p := &pending{ctx: ctx, cmd: cmd, ack: wantsAck(ctx)}
+		c.mu.Lock()
+		if c.inflight < MaxPipelines {
+			c.inflight++
+			c.mu.Unlock()
+			c.lead(next, p, []*pending{p})
+			return cmd.Err()
+		}
+		p.wake = make(chan []*pending, 1)
+		c.queue = append(c.queue, p)
+		c.mu.Unlock()
+		if batch := <-p.wake; batch != nil {
+			c.lead(next, p, batch)
+		}
+		return cmd.Err()
+	}
+}
+
+// lead runs batch, of which self is one, wakes the others, then hands its
+// round trip on to the first that waits, with its batch, or gives it up.
+func (c *coalescer) lead(next redis.ProcessHook, self *pending, batch []*pending) {
+	c.run(next, batch)
+	for _, p := range batch {
+		if p != self {
+			p.wake <- nil
+		}
+	}
+	c.mu.Lock()
+	if len(c.queue) == 0 {
+		c.inflight--
+		c.mu.Unlock()
+		return
+	}
+	nextBatch := c.take()
+	c.mu.Unlock()
+	nextBatch[0].wake <- nextBatch
+}
+
+// take removes from the queue, under c.mu, the next batch: the first
+// waiting and, up to MaxBatch, those after it with the same ack mark.
+func (c *coalescer) take() []*pending {
+	ack := c.queue[0].ack
+	var batch []*pending
+	rest := c.queue[:0]
+	for _, p := range c.queue {
+		if p.ack == ack && len(batch) < MaxBatch {
+			batch = append(batch, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	clear(c.queue[len(rest):])
+	c.queue = rest
+	return batch
+}
+
+// run runs batch: one command as it would run unmarked, several as one
+// pipeline. What go-redis issues inside (a new connection's handshake) is
+// unmarked, so it never waits behind the batch that needs it.
+func (c *coalescer) run(next redis.ProcessHook, batch []*pending) {
+	if len(batch) == 1 {
+		p := batch[0]
+		// The caller of a hook records its error on the command
+		// (Client.Process); the waiting ones read it from the command.
+		if err := next(context.WithValue(p.ctx, coalesceKey{}, false), p.cmd); err != nil {
+			p.cmd.SetErr(err)
+		}
+		return
+	}
+	ctx := context.WithValue(context.WithoutCancel(batch[0].ctx), coalesceKey{}, false)
+	ctx = context.WithValue(ctx, ackKey{}, batch[0].ack)
+	var deadline time.Time
+	for _, p := range batch {
+		if d, ok := p.ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
+			deadline = d
+		}
+	}
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	_, _ = c.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		for _, p := range batch {
+			_ = pl.Process(ctx, p.cmd)
+		}
+		return nil
+	})
+}
+
+// DeliveryWrite marks ctx for the write a webhook's 202 stands on: held by
+// a replica before it returns (WithReplicaAck), so a failover cannot lose a
+// delivery GitHub was told was taken, and coalesced with the burst around
+// it (WithCoalesce).
+func DeliveryWrite(ctx context.Context) context.Context {
+	return WithCoalesce(WithReplicaAck(ctx))
+}
