@@ -126,13 +126,7 @@ func runLoad(b *testing.B, bin string, plan map[string]any) map[string]loadFig {
 // with one Redis round trip fell to 0.49-0.56x of it, against 0.61-0.70x
 // from a process of its own.
 func BenchmarkIngest(b *testing.B) {
-	rs := redistest.Start(b)
-	spec, err := redisconn.Parse(rs.URL(), "", "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	rdb := redisconn.New(spec)
-	b.Cleanup(func() { rdb.Close() })
+	rdb := redistest.Open(b, redistest.Start(b).URL(), "", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	reg := installs.NewCache(ctx, rdb)
 	b.Cleanup(func() { cancel(); <-reg.Done() })

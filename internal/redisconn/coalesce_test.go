@@ -232,13 +232,19 @@ func TestCoalesceFailsEachCommandWhileRedisIsDown(t *testing.T) {
 // Under DeliveryWrite a batch is acknowledged as a whole: with the replica
 // paused each of its writes fails as not replicated, a command's own error
 // stays its own, and with the replica up every write of the batch is on it
-// when the batch returns.
+// when the batch returns. Plain coalesced writes waiting beside them go in
+// a batch of their own, neither refused for want of a replica nor passed
+// without one.
 func TestCoalescedBatchUnderReplicaAck(t *testing.T) {
 	set := redistest.StartSentinel(t, redistest.SentinelOptions{})
 	rdb, queued, sp := counting(t, set.URL())
 	ctx := redisconn.DeliveryWrite(context.Background())
+	plain := redisconn.WithCoalesce(context.Background())
 	replica := set.Replicas[0]
 
+	// batch writes each key, under plain when it starts with "plain" and
+	// under ctx otherwise, and one malformed command under ctx, all while
+	// the round trips in flight are held.
 	batch := func(keys ...string) map[string]error {
 		held := holdRoundTrips(t, rdb, sp, ctx)
 		type result struct {
@@ -247,7 +253,11 @@ func TestCoalescedBatchUnderReplicaAck(t *testing.T) {
 		}
 		results := make(chan result, len(keys)+1)
 		for _, k := range keys {
-			go func() { results <- result{k, rdb.Set(ctx, k, "v-"+k, 0).Err()} }()
+			c := ctx
+			if strings.HasPrefix(k, "plain") {
+				c = plain
+			}
+			go func() { results <- result{k, rdb.Set(c, k, "v-"+k, 0).Err()} }()
 		}
 		go func() { results <- result{"bad", rdb.Do(ctx, "hset", "only-a-key").Err()} }()
 		waitQueued(t, queued, len(keys)+1)
@@ -265,10 +275,15 @@ func TestCoalescedBatchUnderReplicaAck(t *testing.T) {
 	}
 
 	replica.Pause()
-	got := batch("a1", "a2", "a3")
+	got := batch("a1", "plain1", "a2", "plain2", "a3")
 	for _, k := range []string{"a1", "a2", "a3"} {
 		if !errors.Is(got[k], redisconn.ErrNotReplicated) {
 			t.Errorf("SET %s in a batch with the replica paused: %v, want ErrNotReplicated", k, got[k])
+		}
+	}
+	for _, k := range []string{"plain1", "plain2"} {
+		if got[k] != nil {
+			t.Errorf("plain SET %s waiting beside acknowledged ones, the replica paused: %v, want success", k, got[k])
 		}
 	}
 	if err := got["bad"]; err == nil || !strings.Contains(err.Error(), "wrong number of arguments") {

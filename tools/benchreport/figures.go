@@ -155,7 +155,7 @@ against a private Redis with 10,000 queued claim:reevaluate tasks, then one clai
 (4,423,680 rows); the baselines walk the same inputs without calling the card.`,
 	redisSection: `asynq's schedule script (the write of an accepted delivery) on one client of a private
 redis-server, 5,000 calls per round from that many goroutines at once; the baseline is the same
-calls without the mark, alternating, medians of three rounds.`,
+calls without the mark, alternating which goes first, medians of seven rounds.`,
 	ledgerSection: `One writer and one reader against a private redis-server (no AOF), beside a raw SET of
 a stored row's JSON by the same client in the same run.`,
 }
