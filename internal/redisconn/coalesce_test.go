@@ -308,3 +308,37 @@ func TestCoalescedBatchUnderReplicaAck(t *testing.T) {
 		t.Errorf("pipelines with a WAIT: %v; want one batch of the four commands and one acknowledgement", b)
 	}
 }
+
+// Under contention every caller's commands run once each, in its order:
+// each INCR of a caller's own key answers the count so far.
+func TestCoalesceUnderContentionLosesAndRepeatsNothing(t *testing.T) {
+	rs := redistest.Start(t)
+	rdb, queued, sp := counting(t, rs.URL())
+	ctx := redisconn.WithCoalesce(context.Background())
+	const callers, each = 64, 100
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			key := "count-" + strconv.Itoa(c)
+			for i := 1; i <= each; i++ {
+				n, err := rdb.Incr(ctx, key).Result()
+				if err != nil || n != int64(i) {
+					t.Errorf("INCR %s #%d: %d %v, want %d", key, i, n, err, i)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for c := range callers {
+		if n, err := rs.Client().Get(context.Background(), "count-"+strconv.Itoa(c)).Int(); err != nil || n != each {
+			t.Errorf("count-%d is %d %v, want %d", c, n, err, each)
+		}
+	}
+	if len(sp.pipelinesWith("incr")) == 0 {
+		t.Error("64 callers at once never shared a pipeline")
+	}
+	if n := queued(); n != 0 {
+		t.Errorf("%d commands still wait", n)
+	}
+}
