@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/ghevents"
+	"github.com/queen-app/queen-app/internal/tasks"
 )
 
 // Plan is what one run sends: Rounds rounds, each posting Deliveries
@@ -83,22 +84,16 @@ func (p Plan) Check() error {
 			return fmt.Errorf("plan: targets[%d].event: empty", i)
 		case t.BodyFile == "":
 			return fmt.Errorf("plan: targets[%d].body_file: empty", i)
-		case t.IDPrefix != "" && !validIDPrefix(t.IDPrefix):
-			return fmt.Errorf("plan: targets[%d].id_prefix %q: want letters, digits, '.', '_' or '-'", i, t.IDPrefix)
+		case t.IDPrefix != "" && !tasks.ValidDelivery(deliveryID(t.IDPrefix, p.Rounds, p.Deliveries)):
+			return fmt.Errorf("plan: targets[%d].id_prefix %q: not a delivery id (letters, digits, '.', '_', '-'; at most 128 with its suffix)", i, t.IDPrefix)
 		}
 	}
 	return nil
 }
 
-func validIDPrefix(s string) bool {
-	for _, c := range []byte(s) {
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return len(s) <= 64
+// deliveryID is the X-GitHub-Delivery of delivery n of round r under prefix.
+func deliveryID(prefix string, r, n int) string {
+	return prefix + "-" + strconv.Itoa(r) + "-" + strconv.Itoa(n)
 }
 
 // target is a Target ready to send.
@@ -169,7 +164,7 @@ func deliver(ctx context.Context, c *http.Client, t target, round, clients, n in
 				}
 				id := "loadgen"
 				if t.IDPrefix != "" {
-					id = t.IDPrefix + "-" + strconv.Itoa(round) + "-" + strconv.Itoa(i)
+					id = deliveryID(t.IDPrefix, round, i)
 				}
 				req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(t.body))
 				if err != nil {

@@ -141,6 +141,7 @@ func TestCommandLine(t *testing.T) {
 		{"no clients", []string{"-url", url, "-body", body, "-clients", "0"}, string(secret), "clients 0"},
 		{"unknown plan field", []string{"-plan", planFile(`{"clients":1,"rounds":1,"deliveries":1,"targtes":[]}`)}, string(secret), `unknown field "targtes"`},
 		{"bad id prefix", []string{"-plan", planFile(`{"clients":1,"rounds":1,"deliveries":1,"targets":[{"name":"a","url":"` + url + `","event":"ping","body_file":"` + body + `","id_prefix":"a b"}]}`)}, string(secret), "targets[0].id_prefix"},
+		{"id prefix too long for a delivery id", []string{"-url", url, "-body", body, "-id-prefix", strings.Repeat("x", 125)}, string(secret), "at most 128"},
 		{"missing body file", []string{"-url", url, "-body", body + ".gone"}, string(secret), "targets[0].body_file"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
