@@ -30,6 +30,7 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzVerifySignature$$' ./internal/ghevents/
 	$(FUZZ) -fuzz '^FuzzWebhook$$' ./internal/ghevents/
 	$(FUZZ) -fuzz '^FuzzScanner$$' ./internal/ghevents/
+	$(FUZZ) -fuzz '^FuzzString$$' ./internal/redact/
 	$(FUZZ) -fuzz '^FuzzQueenBranch$$' ./internal/dispatch/
 	$(FUZZ) -fuzz '^FuzzApply$$' ./internal/dispatch/
 	$(FUZZ) -fuzz '^FuzzBoundary$$' ./internal/export/

@@ -20,17 +20,51 @@ const Mask = "***"
 const MinPart = 6
 
 // Shapes of credentials whatever their value: GitHub's token formats, the
-// Authorization header's value, and a token inside a URL.
+// Authorization header's value, and a token inside a URL. may is true of
+// every text the shape can match (each holds a literal of its pattern), so
+// the pattern runs only where it can: a webhook's log line scrubbed with
+// three secrets took 20 µs, against 1 µs unscrubbed, and its delivery id,
+// event, repository and task id hold none of them.
 var shapes = []struct {
 	re   *regexp.Regexp
 	with string
+	may  func(string) bool
 }{
-	{regexp.MustCompile(`\b(gh[pousr])_[A-Za-z0-9_]+`), "${1}_" + Mask},
-	{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]+`), "github_pat_" + Mask},
-	{regexp.MustCompile(`(?i)\b(authorization:\s*[a-z-]+\s+)[^\s"',;]+`), "${1}" + Mask},
+	{regexp.MustCompile(`\b(gh[pousr])_[A-Za-z0-9_]+`), "${1}_" + Mask,
+		func(s string) bool { return strings.Contains(s, "gh") }},
+	{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]+`), "github_pat_" + Mask,
+		func(s string) bool { return strings.Contains(s, "github_pat_") }},
+	{regexp.MustCompile(`(?i)\b(authorization:\s*[a-z-]+\s+)[^\s"',;]+`), "${1}" + Mask,
+		func(s string) bool { return containsFoldASCII(s, "authorization:") }},
 	// A value with a digit in it: "token expired" stays readable.
-	{regexp.MustCompile(`\b(Bearer|bearer|Basic|token)\s+[A-Za-z._~+/=-]*[0-9][A-Za-z0-9._~+/=-]{5,}`), "${1} " + Mask},
-	{regexp.MustCompile(`(://[^/\s:@]*:)[^@\s/]+@`), "${1}" + Mask + "@"},
+	{regexp.MustCompile(`\b(Bearer|bearer|Basic|token)\s+[A-Za-z._~+/=-]*[0-9][A-Za-z0-9._~+/=-]{5,}`), "${1} " + Mask,
+		func(s string) bool {
+			return strings.Contains(s, "earer") || strings.Contains(s, "Basic") || strings.Contains(s, "token")
+		}},
+	{regexp.MustCompile(`(://[^/\s:@]*:)[^@\s/]+@`), "${1}" + Mask + "@",
+		func(s string) bool { return strings.Contains(s, "://") }},
+}
+
+// containsFoldASCII reports whether s holds lower (ASCII lower case) in any
+// case. Under (?i) each letter of "authorization" matches only its two
+// ASCII cases (TestFoldIsASCII), so this is what the pattern can match.
+func containsFoldASCII(s, lower string) bool {
+	for i := 0; i+len(lower) <= len(s); i++ {
+		j := 0
+		for ; j < len(lower); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lower[j] {
+				break
+			}
+		}
+		if j == len(lower) {
+			return true
+		}
+	}
+	return false
 }
 
 // String removes from s every secret given, every piece of one at least
@@ -40,13 +74,20 @@ func String(s string, secrets ...string) string {
 		s = scrubOne(s, sec)
 	}
 	for _, sh := range shapes {
-		s = sh.re.ReplaceAllString(s, sh.with)
+		if sh.may(s) {
+			s = sh.re.ReplaceAllString(s, sh.with)
+		}
 	}
 	return s
 }
 
 func scrubOne(s, sec string) string {
 	if sec == "" {
+		return s
+	}
+	// Every piece at least MinPart long that starts sec starts with its
+	// first MinPart bytes, and every one that ends it ends with its last.
+	if len(sec) > MinPart && !strings.Contains(s, sec[:MinPart]) && !strings.Contains(s, sec[len(sec)-MinPart:]) {
 		return s
 	}
 	s = strings.ReplaceAll(s, sec, Mask)

@@ -13,6 +13,12 @@ import (
 // run once for all their figures. A benchmark that does not exist (yet) is
 // reported as "benchmark not found".
 var figures = slices.Concat(ingest(), webhookToFree(), coalesce(), []Figure{
+	// Logs: every line of every binary passes the secret scrubber.
+	{Section: logSection, Name: "the webhook's log line, scrubbed of three secrets", Pkg: "./internal/redact/", Bench: "BenchmarkLogLine", Sub: "scrubbed",
+		Benchtime: "200000x", Metric: "ns/op", Baseline: Measured("BenchmarkLogLine", "plain", "ns/op")},
+	{Section: logSection, Name: "the same line unscrubbed (baseline)", Pkg: "./internal/redact/", Bench: "BenchmarkLogLine", Sub: "plain",
+		Benchtime: "200000x", Metric: "ns/op"},
+
 	// Issue 11: burst batching (internal/workerserver).
 	{Section: issue11, Name: "GitHub requests of a burst of 1,000 closes on 1,000 branches", Pkg: "./internal/workerserver/", Bench: "BenchmarkBurst",
 		Benchtime: "1x", Metric: "github-requests", Target: AtMost(12)},
@@ -130,9 +136,10 @@ const (
 	rulesSection  = "The rules (internal/rules)"
 	ledgerSection = "The claims ledger (internal/ledger)"
 	redisSection  = "The Redis client (internal/redisconn)"
+	logSection    = "Logs (internal/redact)"
 )
 
-var sections = []string{issue11, redisSection, rulesSection, ledgerSection}
+var sections = []string{issue11, redisSection, logSection, rulesSection, ledgerSection}
 
 // notes say how a section's figures are measured, under its heading.
 var notes = map[string]string{
@@ -156,6 +163,9 @@ against a private Redis with 10,000 queued claim:reevaluate tasks, then one clai
 	redisSection: `asynq's schedule script (the write of an accepted delivery) on one client of a private
 redis-server, 5,000 calls per round from that many goroutines at once; the baseline is the same
 calls without the mark, alternating which goes first, medians of seven rounds.`,
+	logSection: `A JSON line of the webhook's nine attributes to io.Discard, through redact.Handler with
+the webhook's secrets (current, previous, the API token) and without it. Before the scrubber
+skipped what cannot match, the scrubbed line took 20.5 µs against 1 µs.`,
 	ledgerSection: `One writer and one reader against a private redis-server (no AOF), beside a raw SET of
 a stored row's JSON by the same client in the same run.`,
 }
