@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/installs"
+	"github.com/queen-app/queen-app/internal/logging"
 	"github.com/queen-app/queen-app/internal/redisconn"
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/tasks"
@@ -56,6 +56,9 @@ func floorHandler(secrets [][]byte, validate bool, rdb redis.UniversalClient) ht
 		_, _ = w.Write([]byte(`{"status":"ignored"}` + "\n"))
 	})
 }
+
+// benchAPIToken stands in for QUEEN_API_TOKEN, the webhook's third secret.
+const benchAPIToken = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 // loadgen builds tools/loadgen, the load tool, for the run.
 func loadgen(b *testing.B) string {
@@ -142,8 +145,9 @@ func BenchmarkIngest(b *testing.B) {
 		}),
 		Installs:        reg,
 		ReevaluateDelay: tasks.DefaultReevaluateDelay,
-		Logger:          slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Metrics:         NewMetrics(prometheus.NewRegistry()),
+		// The binaries' logger, scrubbing the webhook's secrets.
+		Logger:  logging.New(io.Discard, "webhook", string(secret), string(previous), benchAPIToken),
+		Metrics: NewMetrics(prometheus.NewRegistry()),
 	})
 	if err != nil {
 		b.Fatal(err)
