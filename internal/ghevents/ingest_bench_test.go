@@ -116,10 +116,10 @@ func runLoad(b *testing.B, bin string, plan map[string]any) map[string]loadFig {
 // BenchmarkIngest measures the receiver over HTTP from 1, 8 and 64 clients
 // at once against the bare HMAC check, in the same run: an accepted closed
 // delivery (verify, parse, the installed check, the durable enqueue on a
-// real Redis, its log line and metrics, as cmd/webhook wires them) and an
-// ignored one (a closed PR on a branch that is not queen-<N>). Beside them
-// run the floors of floorHandler: what the fastest possible receiver would
-// reach on this machine.
+// real Redis, its scrubbed log line to io.Discard and its metrics, as
+// cmd/webhook wires them) and an ignored one (a closed PR on a branch that
+// is not queen-<N>). Beside them run the floors of floorHandler: what the
+// fastest possible receiver would reach on this machine.
 //
 // The clients are tools/loadgen, a process of its own as GitHub is. With
 // the clients in the benchmark's process, the bare handler and its client
