@@ -190,7 +190,7 @@ func BenchmarkIngest(b *testing.B) {
 				run++
 				// Every accepted delivery is new to Redis: a duplicate id
 				// would measure the cheaper already-enqueued answer.
-				figs = runLoad(b, bin, map[string]any{"clients": clients, "rounds": 7, "deliveries": 600,
+				figs = runLoad(b, bin, map[string]any{"clients": clients, "rounds": 11, "deliveries": 1000,
 					"targets": []map[string]any{
 						target("bare", bare.URL, "accepted", ""),
 						target("accepted", real.URL, "accepted", "bench-"+strconv.Itoa(run)),

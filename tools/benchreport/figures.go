@@ -143,10 +143,10 @@ var sections = []string{issue11, redisSection, logSection, rulesSection, ledgerS
 
 // notes say how a section's figures are measured, under its heading.
 var notes = map[string]string{
-	issue11: `The ingest figures are medians of seven rounds, each beside its baselines, sent by
-tools/loadgen from a process of its own as GitHub's deliveries are; the floors add to the bare
-handler only what no receiver can skip (a validation pass over the JSON; one Redis round trip
-before an accepted delivery's 202). The webhook-to-free figures are the median p99 of
+	issue11: `The ingest figures are medians of eleven rounds of 1,000 deliveries, each beside its
+baselines, sent by tools/loadgen from a process of its own as GitHub's deliveries are; the floors
+add to the bare handler only what no receiver can skip (a validation pass over the JSON; one Redis
+round trip before an accepted delivery's 202). The webhook-to-free figures are the median p99 of
 three bursts on fresh rows; with a delay each burst starts just past a whole second, the worst
 phase of asynq's whole-second scoring of delayed tasks.
 
