@@ -452,18 +452,15 @@ func writeID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// snapshot is seen as load would return it, a copy fn may change.
+// snapshot is seen as load would return it, a copy fn may change: its JSON
+// decoded as a stored row is.
 func snapshot(seen *Record) (stored, error) {
 	data, err := json.Marshal(seen)
 	if err != nil {
 		return stored{}, err
 	}
-	rec := new(Record)
-	if err := json.Unmarshal(data, rec); err != nil {
-		return stored{}, err
-	}
-	rec.Version = seen.Version
-	return stored{rec: rec, version: seen.Version}, nil
+	rec, v, err := decodeRow([]any{strconv.FormatInt(seen.Version, 10), string(data)})
+	return stored{rec: rec, version: v}, err
 }
 
 // backoff waits a little, growing with the attempt, jittered so that

@@ -58,7 +58,7 @@ var ledgerMutants = withTests(ledgerTests, []Mutant{
 	{ID: "L43", File: trans, Old: "\tif version > 0 {\n\t\treturn version\n\t}\n\treturn -1", New: "\treturn -1", Desc: "expectOf drops every version"},
 	// RecordPRsOn: the caller's copy of the row.
 	{ID: "L44", File: upd, Old: "fromSeen := attempt == 0 && o.seen != nil", New: "fromSeen := o.seen != nil", Desc: "a row that moved since the caller read it is never read again"},
-	{ID: "L45", File: upd, Old: "\trec := new(Record)\n\tif err := json.Unmarshal(data, rec); err != nil {\n\t\treturn stored{}, err\n\t}\n\trec.Version = seen.Version", New: "\trec := seen\n\t_ = data", Desc: "the write changes the caller's copy of the row"},
+	{ID: "L45", File: upd, Old: "\trec, v, err := decodeRow([]any{strconv.FormatInt(seen.Version, 10), string(data)})\n\treturn stored{rec: rec, version: v}, err", New: "\t_ = data\n\treturn stored{rec: seen, version: seen.Version}, nil", Desc: "the write changes the caller's copy of the row"},
 	{ID: "L46", File: upd, Old: "\t\tdefault:\n\t\t\tif !fromSeen {", New: "\t\tdefault:\n\t\t\tif true {", Desc: "a caller's stale copy counts as a conflict of the ledger's"},
 })
 
