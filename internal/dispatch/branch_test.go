@@ -3,6 +3,9 @@ package dispatch
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"testing"
 )
 
@@ -56,5 +59,38 @@ func TestValidHead(t *testing.T) {
 		if ValidHead(s) != want {
 			t.Errorf("ValidHead(%q) = %t", s, !want)
 		}
+	}
+}
+
+// branchReference is IssueOfBranch's grammar as it was, by regexp.
+var branchReference = regexp.MustCompile(`^queen-([1-9][0-9]{0,9})$`)
+
+func TestIssueOfBranchIsTheReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	parts := []string{"queen-", "queen", "-", "0", "1", "9", "x", " ", "Q"}
+	found := 0
+	for range 50000 {
+		ref := ""
+		if r.IntN(4) > 0 {
+			ref = "queen-"
+		}
+		for range r.IntN(13) {
+			if r.IntN(6) == 0 {
+				ref += parts[r.IntN(len(parts))]
+			} else {
+				ref += string(rune('0' + r.IntN(10)))
+			}
+		}
+		n, ok := IssueOfBranch(ref)
+		m := branchReference.FindStringSubmatch(ref)
+		if ok != (m != nil) || (ok && strconv.FormatInt(n, 10) != m[1]) {
+			t.Fatalf("IssueOfBranch(%q) = %d, %t; the reference matched %q", ref, n, ok, m)
+		}
+		if ok {
+			found++
+		}
+	}
+	if found < 1000 {
+		t.Fatalf("only %d of 50000 refs were branches; the test says little", found)
 	}
 }

@@ -9,18 +9,25 @@ package ghrepo
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/queen-app/queen-app/internal/charclass"
 )
 
-// GitHub's limits: an owner is 1 to 39 letters, digits or single hyphens,
-// not starting with a hyphen; a name is 1 to 100 of letters, digits, ".",
-// "-" and "_", and neither "." nor "..".
-var pattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$`)
+// GitHub's limits: an owner is 1 to 39 letters, digits or hyphens, not
+// starting with a hyphen; a name is 1 to 100 of letters, digits, ".", "-"
+// and "_", and neither "." nor "..". The webhook checks one on every
+// delivery (charclass says why not regexp).
+var (
+	ownerChars = charclass.New("A-Za-z0-9-")
+	nameChars  = charclass.New("A-Za-z0-9._-")
+)
 
 // Valid reports whether s is an "owner/name" GitHub would accept.
 func Valid(s string) bool {
-	return pattern.MatchString(s) && !strings.Contains(s, "..") && !strings.HasSuffix(s, "/.")
+	owner, name, _ := strings.Cut(s, "/")
+	return ownerChars.Match(owner, 1, 39) && owner[0] != '-' &&
+		nameChars.Match(name, 1, 100) && !strings.Contains(name, "..") && name != "."
 }
 
 // Check returns an error naming s when it is not Valid.

@@ -18,12 +18,12 @@ package tasks
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/hibiken/asynq"
 
+	"github.com/queen-app/queen-app/internal/charclass"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
 )
@@ -90,12 +90,13 @@ type ExportPushPayload struct {
 	Manual bool   `json:"manual,omitempty"`
 }
 
-// deliveryPattern bounds X-GitHub-Delivery (a GUID) since it becomes part of
-// a task id and a log line.
-var deliveryPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+// deliveryChars bound X-GitHub-Delivery (a GUID), 1 to 128 of them, since it
+// becomes part of a task id and a log line; checked on every delivery
+// (charclass says why not regexp).
+var deliveryChars = charclass.New("A-Za-z0-9._-")
 
 // ValidDelivery reports whether s can serve as a delivery id in a task id.
-func ValidDelivery(s string) bool { return deliveryPattern.MatchString(s) }
+func ValidDelivery(s string) bool { return deliveryChars.Match(s, 1, 128) }
 
 func (p ReevaluatePayload) validate() error {
 	switch {

@@ -12,7 +12,7 @@ const (
 
 // mutants is the fixed, hand-written list. Keep each Old exactly once in its
 // file (TestSnippetsFoundOnce checks it).
-var mutants = slices.Concat(ruleMutants, viewMutants, ledgerMutants, exportMutants, workerMutants, redisconnMutants)
+var mutants = slices.Concat(ruleMutants, viewMutants, ledgerMutants, exportMutants, workerMutants, redisconnMutants, idMutants)
 
 // viewMutants break the claim view: Decide's inputs and rules, and the
 // view's live, free and held decisions.
@@ -59,8 +59,8 @@ var viewMutants = []Mutant{
 	{ID: "D36", File: row, Old: " || len(p.Numbers) > 0 }", New: " }", Desc: "PRState.Any ignores listed PR numbers"},
 	{ID: "D37", File: row, Old: "return p.Open+p.Merged+p.ClosedUnmerged > 0", New: "return p.Open+p.Merged > 0", Desc: "PRState.Any ignores closed PRs"},
 	// The branch and the head.
-	{ID: "D38", File: branch, Old: "`^[0-9a-f]{40}$`", New: "`^[0-9a-fA-F]{40}$`", Desc: "ValidHead accepts upper-case hex"},
-	{ID: "D39", File: branch, Old: "`^[0-9a-f]{40}$`", New: "`^[0-9a-f]{40}`", Desc: "ValidHead accepts a longer id (SHA-256)"},
-	{ID: "D40", File: branch, Old: "`^queen-([1-9][0-9]{0,9})$`", New: "`^queen-([0-9]{1,10})$`", Desc: "IssueOfBranch accepts a leading zero (queen-042 is not #42's branch)"},
-	{ID: "D41", File: branch, Old: "`^queen-([1-9][0-9]{0,9})$`", New: "`queen-([1-9][0-9]{0,9})$`", Desc: "IssueOfBranch accepts a prefix (feature/queen-42)"},
+	{ID: "D38", File: branch, Old: `headChars = charclass.New("0-9a-f")`, New: `headChars = charclass.New("0-9a-fA-F")`, Desc: "ValidHead accepts upper-case hex"},
+	{ID: "D39", File: branch, Old: "headChars.Match(s, 40, 40)", New: "headChars.Match(s, 40, 64)", Desc: "ValidHead accepts a longer id (SHA-256)"},
+	{ID: "D40", File: branch, Old: "!digits.Match(n, 1, 10) || n[0] == '0'", New: "!digits.Match(n, 1, 10)", Desc: "IssueOfBranch accepts a leading zero (queen-042 is not #42's branch)"},
+	{ID: "D41", File: branch, Old: "n, ok := strings.CutPrefix(ref, branchPrefix)", New: "_, n, ok := strings.Cut(ref, branchPrefix)", Desc: "IssueOfBranch accepts a prefix (feature/queen-42)"},
 }
