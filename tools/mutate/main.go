@@ -402,8 +402,9 @@ the ledger's transitions in internal/ledger/transitions.go (decide, RecordPRs' s
 same-state checks, the unfree on a reopened PR, the new-dispatch reset); the export's checks before a
 push in internal/export (head valid, paths held by the Boundary, branch state, the supersede tag kept
 before a remote branch is replaced) and the scrubbing of git's output; the export's recording
-in internal/worker (no outcome on a row that moved, last_error scrubbed); and the coalescing of the
-webhook's writes with a pipeline's replica acknowledgement in internal/redisconn. The tool writes the mutated
+in internal/worker (no outcome on a row that moved, last_error scrubbed); the coalescing of the
+webhook's writes with a pipeline's replica acknowledgement in internal/redisconn; and the identifier
+checks of every delivery (internal/ghrepo, internal/charclass, the branch of internal/dispatch). The tool writes the mutated
 file to a temporary directory, overlays it with ` + "`go test -overlay`" + ` (the tree is never touched) and
 runs the tests of the mutated package with ` + "`-failfast`" + `: all of them for internal/rules and
 internal/dispatch, and for the Redis and git packages those that reach the broken code (each mutant's
