@@ -84,6 +84,7 @@ func ingest() []Figure {
 		{"floor of any accepting receiver (bare + JSON validation + one Redis PING)", "accepted-floor-x", "x of baseline", Target{}},
 		{"floor of any ignoring receiver (bare + JSON validation)", "ignored-floor-x", "x of baseline", Target{}},
 		{"floor of any asynq receiver (bare + JSON validation + the webhook's own enqueue)", "enqueue-floor-x", "x of baseline", Target{}},
+		{"ingest accepted storing with one XADD instead of asynq's script", "appended-x", "x of baseline", Target{}},
 		{"ingest accepted", "accepted-of-floor", "x of its floor", Target{}},
 		{"ingest accepted", "accepted-of-enqueue-floor", "x of the enqueue floor", Target{}},
 		{"ingest ignored", "ignored-of-floor", "x of its floor", Target{}},
@@ -150,7 +151,8 @@ baselines, sent by tools/loadgen from a process of its own as GitHub's deliverie
 add to the bare handler only what no receiver can skip (a validation pass over the JSON; one Redis
 round trip before an accepted delivery's 202), and the enqueue floor makes that round trip the
 webhook's own write, asynq's schedule script of a claim:reevaluate task, without reading the
-payload. The webhook-to-free figures are the median p99 of
+payload. "Storing with one XADD" is the real handler with its enqueue replaced by one native
+append to a stream: what a receiver that kept asynq's script off the delivery's path would reach. The webhook-to-free figures are the median p99 of
 three bursts on fresh rows; with a delay each burst starts just past a whole second, the worst
 phase of asynq's whole-second scoring of delayed tasks.
 
