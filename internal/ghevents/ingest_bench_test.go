@@ -139,9 +139,15 @@ func BenchmarkIngest(b *testing.B) {
 		b.Fatal(err)
 	}
 	enq := tasks.NewEnqueuer(asynq.NewClientFromRedisClient(rdb), asynq.NewInspectorFromRedisClient(rdb))
+	secrets := [][]byte{secret, previous}
+	serve := func(h http.Handler) *httptest.Server {
+		srv := httptest.NewServer(h)
+		b.Cleanup(srv.Close)
+		return srv
+	}
 	receiver := func(e EnqueuerFunc) *httptest.Server {
 		h, err := NewHandler(Config{
-			Secrets:         [][]byte{secret, previous},
+			Secrets:         secrets,
 			Enqueuer:        e,
 			Installs:        reg,
 			ReevaluateDelay: tasks.DefaultReevaluateDelay,
@@ -152,9 +158,7 @@ func BenchmarkIngest(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv := httptest.NewServer(h)
-		b.Cleanup(srv.Close)
-		return srv
+		return serve(h)
 	}
 	real := receiver(func(ctx context.Context, t *asynq.Task) (tasks.Result, error) {
 		return enq.Enqueue(redisconn.DeliveryWrite(ctx), t)
@@ -169,13 +173,10 @@ func BenchmarkIngest(b *testing.B) {
 			Values: []string{"type", t.Type(), "id", id, "payload", string(t.Payload())}}).Err()
 		return tasks.Enqueued, err
 	})
-	bare := httptest.NewServer(bareHandler([][]byte{secret, previous}))
-	b.Cleanup(bare.Close)
-	floorIgnored := httptest.NewServer(floorHandler([][]byte{secret, previous}, true, nil))
-	b.Cleanup(floorIgnored.Close)
+	bare := serve(bareHandler(secrets))
+	floorIgnored := serve(floorHandler(secrets, true, nil))
 	ping := func(r *http.Request) error { return rdb.Ping(r.Context()).Err() }
-	floorAccepted := httptest.NewServer(floorHandler([][]byte{secret, previous}, true, ping))
-	b.Cleanup(floorAccepted.Close)
+	floorAccepted := serve(floorHandler(secrets, true, ping))
 	// The write the webhook makes (asynq's schedule script under
 	// DeliveryWrite), of a task built from what the payload is known to
 	// hold, without reading it.
@@ -189,8 +190,7 @@ func BenchmarkIngest(b *testing.B) {
 		_, err = enq.Enqueue(redisconn.DeliveryWrite(r.Context()), task)
 		return err
 	}
-	floorEnqueue := httptest.NewServer(floorHandler([][]byte{secret, previous}, true, enqueue))
-	b.Cleanup(floorEnqueue.Close)
+	floorEnqueue := serve(floorHandler(secrets, true, enqueue))
 	accepted := encode(b, pr(b, "closed.payload.json", "queen-77", false))
 	ignored := encode(b, pr(b, "closed.payload.json", "feature", false))
 	// The registry's copy in memory is loaded before anything is measured.
