@@ -41,7 +41,10 @@ type Row struct {
 	Version   int64        `json:"version"`
 }
 
-// PRState is what the last read of the branch's pull requests found.
+// PRState is what the last read of the branch's pull requests found,
+// counted for the row's attempt (Attempt.Count): the counts and Numbers are
+// the attempt's own PRs, Earlier the earlier attempts' ones, which no rule
+// counts. A row recorded before attempts were told apart has no Earlier.
 type PRState struct {
 	Read           bool       `json:"read"`
 	Open           uint32     `json:"open"`
@@ -49,6 +52,11 @@ type PRState struct {
 	ClosedUnmerged uint32     `json:"closed_unmerged"`
 	ReadAt         *time.Time `json:"read_at,omitempty"`
 	Numbers        []int      `json:"numbers,omitempty"`
+	Earlier        []int      `json:"earlier,omitempty"`
+	// Listed is every PR the read listed, when it lists them (githubapp's
+	// reads do): what an Attempt counts. Never stored: the ledger keeps
+	// the counts and numbers only.
+	Listed []PR `json:"-"`
 }
 
 // Any reports whether the branch has a pull request in any state.

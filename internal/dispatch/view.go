@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/queen-app/queen-app/internal/rules"
@@ -84,6 +85,9 @@ type View struct {
 	AcceptClaim   *string     `json:"accept_claim"`
 	Freed         *FreeRecord `json:"freed"`
 	WouldFree     *FreeRecord `json:"would_free"`
+	// PRs is the last read of the branch's pull requests, null before any:
+	// the attempt's counted, earlier attempts' listed apart (earlier).
+	PRs *PRState `json:"prs"`
 	// Export is the export push's progress on the row; null before any attempt.
 	Export  *ExportState `json:"export"`
 	Version int64        `json:"version"`
@@ -119,6 +123,7 @@ func (d Decision) View(r *Row, live bool) View {
 		AcceptClaim:   word(d.Accept, live),
 		Freed:         r.Freed,
 		WouldFree:     r.WouldFree,
+		PRs:           r.PRs,
 		Export:        r.Export,
 		Version:       r.Version,
 	}
@@ -184,6 +189,10 @@ func Explain(r *Row, now time.Time) []string {
 				p.Open, p.Merged, p.ClosedUnmerged, d.Accept))
 		}
 	}
+	if p := r.PRs; p != nil && p.Read && len(p.Earlier) > 0 {
+		lines = append(lines, fmt.Sprintf("pull requests of this attempt: %s; of earlier attempts, not counted: %s (closed or merged before %s, at a head other than the judged one)",
+			numbers(p.Numbers), numbers(p.Earlier), dispatchTime(r.DispatchedAt)))
+	}
 	switch {
 	case r.Freed != nil:
 		lines = append(lines, fmt.Sprintf("freed by %s at %s: %s", r.Freed.Rule, r.Freed.At.Format(time.RFC3339), r.Freed.Evidence))
@@ -193,6 +202,28 @@ func Explain(r *Row, now time.Time) []string {
 	lines = append(lines, fmt.Sprintf("held_stage: %s (verdict stage %s) -> holds_files=%t, %d paths held",
 		v.Stage, d.Stage, v.HoldsFiles, len(v.HeldPaths)))
 	return lines
+}
+
+// numbers is "#1, #2", or "none".
+func numbers(ns []int) string {
+	if len(ns) == 0 {
+		return "none"
+	}
+	s := ""
+	for i, n := range ns {
+		if i > 0 {
+			s += ", "
+		}
+		s += "#" + strconv.Itoa(n)
+	}
+	return s
+}
+
+func dispatchTime(t *time.Time) string {
+	if t == nil {
+		return "the dispatch"
+	}
+	return "the dispatch at " + t.UTC().Format(time.RFC3339)
 }
 
 func cmp(less bool) string {
