@@ -51,6 +51,10 @@ type PR struct {
 	Base      string // default "master"
 	State     string // "open" or "closed"
 	MergedAt  *time.Time
+	// CreatedAt is when the PR was opened: zero is when AddPR (or the
+	// create route) first adds it, in whole seconds as GitHub stamps it;
+	// replacing a PR keeps its time.
+	CreatedAt time.Time
 	Title     string
 	Body      string
 }
@@ -251,9 +255,15 @@ func (s *GitHub) addPR(repo string, pr PR) int {
 	list := s.prs[k]
 	for i := range list {
 		if list[i].Number == pr.Number {
+			if pr.CreatedAt.IsZero() {
+				pr.CreatedAt = list[i].CreatedAt
+			}
 			list[i] = pr
 			return pr.Number
 		}
+	}
+	if pr.CreatedAt.IsZero() {
+		pr.CreatedAt = time.Now().UTC().Truncate(time.Second)
 	}
 	s.prs[k] = append(list, pr)
 	return pr.Number
@@ -716,7 +726,7 @@ func (s *GitHub) prJSON(repo string, p PR) map[string]any {
 	}
 	var closed *time.Time
 	if p.State == "closed" {
-		c := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+		c := p.CreatedAt // no later than anything the tests know of
 		if p.MergedAt != nil {
 			c = *p.MergedAt
 		}
@@ -738,8 +748,8 @@ func (s *GitHub) prJSON(repo string, p PR) map[string]any {
 		"title":      p.Title,
 		"body":       p.Body,
 		"user":       map[string]any{"login": p.labelOwner(), "type": "User"},
-		"created_at": "2026-01-01T00:00:00Z",
-		"updated_at": "2026-01-01T00:00:00Z",
+		"created_at": ts(&p.CreatedAt),
+		"updated_at": ts(&p.CreatedAt),
 		"closed_at":  ts(closed),
 		"merged_at":  ts(p.MergedAt),
 		"draft":      false,

@@ -17,16 +17,21 @@ var (
 	reHead     = regexp.MustCompile(`headRefName\s*:\s*([^\s,)]+)`)
 	reFirst    = regexp.MustCompile(`first\s*:\s*(\d+)`)
 	reStates   = regexp.MustCompile(`states\s*:\s*\[([^\]]*)\]`)
+	reCreated  = regexp.MustCompile(`\bcreatedAt\b`)
+	reHeadOid  = regexp.MustCompile(`\bheadRefOid\b`)
 )
 
 // graphql answers the aliased form queen-app sends:
 //
 //	query($owner:String!,$name:String!,$h0:String!,...) { repository(owner:$owner,name:$name) {
 //	  b0: pullRequests(headRefName:$h0, states:[OPEN,CLOSED,MERGED], first:100) {
-//	    nodes { number state mergedAt headRepository { nameWithOwner } } pageInfo { hasNextPage } } ... } }
+//	    nodes { number state mergedAt createdAt headRefOid headRepository { nameWithOwner } }
+//	    pageInfo { hasNextPage } } ... } }
 //
 // Like GitHub, pullRequests(headRefName:) also matches fork PRs, a query error
-// is an HTTP 200 with "errors", and a failed field nulls its alias.
+// is an HTTP 200 with "errors", and a failed field nulls its alias. A node
+// carries createdAt and headRefOid only when the query selects them, as
+// GitHub's answer does.
 func (s *GitHub) graphql(w http.ResponseWriter, r *http.Request, in *installation) {
 	var req struct {
 		Query     string            `json:"query"`
@@ -99,6 +104,7 @@ func (s *GitHub) graphql(w http.ResponseWriter, r *http.Request, in *installatio
 		fail("queen-app fake: no pullRequests alias")
 		return
 	}
+	created, headOid := reCreated.MatchString(req.Query), reHeadOid.MatchString(req.Query)
 	data := map[string]any{}
 	var errs []any
 	for _, a := range aliases {
@@ -163,7 +169,14 @@ func (s *GitHub) graphql(w http.ResponseWriter, r *http.Request, in *installatio
 			if p.MergedAt != nil {
 				merged = p.MergedAt.UTC().Format(time.RFC3339)
 			}
-			nodes = append(nodes, map[string]any{"number": p.Number, "state": st, "mergedAt": merged, "headRepository": head})
+			node := map[string]any{"number": p.Number, "state": st, "mergedAt": merged, "headRepository": head}
+			if created {
+				node["createdAt"] = p.CreatedAt.UTC().Format(time.RFC3339)
+			}
+			if headOid {
+				node["headRefOid"] = p.HeadSHA
+			}
+			nodes = append(nodes, node)
 		}
 		data[alias] = map[string]any{"nodes": nodes, "pageInfo": map[string]any{"hasNextPage": more}}
 	}

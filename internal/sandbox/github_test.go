@@ -176,6 +176,50 @@ func TestGraphQLTakesBranchesOnlyAsVariables(t *testing.T) {
 	}
 }
 
+// A PR's creation time and head commit come back as GitHub gives them:
+// created_at and head.sha in REST, createdAt and headRefOid in GraphQL
+// only when the query selects them. Closing a PR (replacing it) keeps the
+// time it was opened.
+func TestPullsCarryCreationTimeAndHeadCommit(t *testing.T) {
+	s := githubtest.New(t)
+	s.AddInstallation(1, "hive", "hive/t27")
+	tok := mint(t, s, 1)
+	opened := time.Date(2026, 10, 11, 9, 30, 0, 0, time.UTC)
+	head := strings.Repeat("ab", 20)
+	n := s.AddPR("hive/t27", githubtest.PR{HeadRef: "queen-1", HeadRepo: "hive/t27", HeadSHA: head, State: "open", CreatedAt: opened})
+	s.AddPR("hive/t27", githubtest.PR{Number: n, HeadRef: "queen-1", HeadRepo: "hive/t27", HeadSHA: head, State: "closed"})
+	before := time.Now().UTC().Truncate(time.Second)
+	fresh := s.AddPR("hive/t27", githubtest.PR{HeadRef: "queen-1", HeadRepo: "hive/t27", State: "open"})
+	if got := s.PRs("hive/t27"); got[0].CreatedAt != opened || got[0].State != "closed" || got[1].CreatedAt.Before(before) {
+		t.Fatalf("PRs %+v: want #%d closed and still opened at %s, #%d opened now", got, n, opened, fresh)
+	}
+
+	_, _, list := do(t, "GET", s.URL()+"repos/hive/t27/pulls?head=hive:queen-1&state=all", tok, nil)
+	byNumber := map[float64]map[string]any{}
+	for _, item := range list {
+		pr := item.(map[string]any)
+		byNumber[pr["number"].(float64)] = pr
+	}
+	pr := byNumber[float64(n)]
+	if pr["created_at"] != "2026-10-11T09:30:00Z" || pr["head"].(map[string]any)["sha"] != head {
+		t.Errorf("REST #%d: created_at %v head %v", n, pr["created_at"], pr["head"])
+	}
+
+	query := func(fields string) map[string]any {
+		q := `query($owner:String!,$name:String!,$h0:String!) { repository(owner:$owner,name:$name) {
+			b0: pullRequests(headRefName:$h0, states:[OPEN,CLOSED,MERGED], first:100) { nodes { ` + fields + ` } pageInfo { hasNextPage } } } }`
+		_, obj, _ := do(t, "POST", s.GraphQLURL(), tok, map[string]any{"query": q, "variables": map[string]string{"owner": "hive", "name": "t27", "h0": "queen-1"}})
+		b0 := obj["data"].(map[string]any)["repository"].(map[string]any)["b0"].(map[string]any)
+		return b0["nodes"].([]any)[0].(map[string]any)
+	}
+	if node := query("number state mergedAt createdAt headRefOid headRepository { nameWithOwner }"); node["createdAt"] != "2026-10-11T09:30:00Z" || node["headRefOid"] != head {
+		t.Errorf("GraphQL node %v", node)
+	}
+	if node := query("number state mergedAt headRepository { nameWithOwner }"); node["createdAt"] != nil || node["headRefOid"] != nil {
+		t.Errorf("GraphQL answered fields the query did not select: %v", node)
+	}
+}
+
 func TestFaults(t *testing.T) {
 	s := githubtest.New(t)
 	s.AddInstallation(1, "hive", "hive/t27")
