@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -17,12 +18,13 @@ var answers = []struct {
 	file     string
 	branches int
 }{
-	{"answer.json", 4},       // read branches, a fork PR and a deleted head dropped
-	{"alias-error.json", 3},  // b1 errored: only queen-2 unread
-	{"not-found.json", 2},    // the repository errored: all unread
-	{"rate-limited.json", 2}, // an error on no path: all unread
-	{"next-page.json", 2},    // queen-1 has more than 100 PRs
-	{"cut-short.json", 1},    // the connection dropped mid-answer
+	{"answer.json", 4},           // read branches, a fork PR and a deleted head dropped
+	{"alias-error.json", 3},      // b1 errored: only queen-2 unread
+	{"not-found.json", 2},        // the repository errored: all unread
+	{"rate-limited.json", 2},     // an error on no path: all unread
+	{"next-page.json", 2},        // queen-1 has more than 100 PRs
+	{"cut-short.json", 1},        // the connection dropped mid-answer
+	{"no-attempt-facts.json", 2}, // queen-1's PR has no createdAt: only queen-1 unread
 }
 
 const (
@@ -98,6 +100,18 @@ func TestReadBatchFixtures(t *testing.T) {
 	if r := out["queen-2"]; r.Err != nil || counts(r) != [3]uint32{1, 0, 0} {
 		t.Errorf("next-page.json queen-2 = %+v", r)
 	}
+
+	// A PR that cannot be told to an attempt (no createdAt) leaves its
+	// branch unread; a fork's PR on the other branch is dropped unasked.
+	out, _ = read("no-attempt-facts.json", 2)
+	if r := out["queen-1"]; Classify(r.Err) != BadAnswer || r.State.Read {
+		t.Errorf("no-attempt-facts.json queen-1 = %+v, want an answer that cannot be used", r)
+	}
+	want := []PR{{Number: 52, State: "open", HeadRepo: "hive/t27", HeadSHA: "0000000000000000000000000000000000000034",
+		CreatedAt: time.Date(2026, 10, 11, 9, 0, 0, 0, time.UTC)}}
+	if r := out["queen-2"]; r.Err != nil || counts(r) != [3]uint32{1, 0, 0} || !slices.Equal(r.PRs, want) || len(r.State.Listed) != 1 {
+		t.Errorf("no-attempt-facts.json queen-2 = %+v, want %+v", r, want)
+	}
 }
 
 // FuzzBatchAnswer: no answer panics readBatch; every branch is either read
@@ -137,6 +151,11 @@ func FuzzBatchAnswer(f *testing.F) {
 				if int(st.Open)+int(st.Merged)+int(st.ClosedUnmerged) != len(st.Numbers) || !slices.IsSorted(st.Numbers) {
 					t.Fatalf("%s: open %d + merged %d + closed %d against numbers %v", b, st.Open, st.Merged, st.ClosedUnmerged, st.Numbers)
 				}
+				for _, p := range st.Listed {
+					if p.HeadSHA == "" || p.CreatedAt.IsZero() {
+						t.Fatalf("%s: read %+v lists a PR no attempt can be told by", b, st)
+					}
+				}
 				continue
 			}
 			if r.State.Read || Classify(r.Err) == None {
@@ -148,6 +167,8 @@ func FuzzBatchAnswer(f *testing.F) {
 				// confined to this branch's alias
 			case whole == nil && errors.Is(r.Err, ErrBadAnswer) && r.Err.Error() == "githubapp: "+batchOp+" "+b+": "+ErrBadAnswer.Error()+": answer has no data for the branch":
 				// this branch's part of the data is missing
+			case whole == nil && errors.Is(r.Err, errNoAttemptFacts) && strings.HasPrefix(r.Err.Error(), "githubapp: "+batchOp+" "+b+": "):
+				// one of this branch's PRs has no head commit or creation time
 			case i == 0:
 				whole = r.Err
 			case r.Err != whole:

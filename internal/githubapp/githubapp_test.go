@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-github/v66/github"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/githubapp"
 	"github.com/queen-app/queen-app/internal/githubtest"
 )
@@ -236,21 +237,47 @@ func TestPRsForBranchFailedPageIsAnError(t *testing.T) {
 
 func TestListBranchPRsGivesNumbersAndStates(t *testing.T) {
 	s, a := setup(t)
-	s.AddPR(repo, githubtest.PR{Number: 11, HeadRef: "queen-9", HeadRepo: repo, State: "closed"})
-	s.AddPR(repo, githubtest.PR{Number: 12, HeadRef: "queen-9", HeadRepo: repo, State: "closed", MergedAt: at("2026-10-02T00:00:00Z")})
-	s.AddPR(repo, githubtest.PR{Number: 13, HeadRef: "queen-9", HeadRepo: repo, State: "open"})
+	s.AddPR(repo, githubtest.PR{Number: 11, HeadRef: "queen-9", HeadRepo: repo, State: "closed", CreatedAt: *at("2026-10-01T08:00:00Z")})
+	s.AddPR(repo, githubtest.PR{Number: 12, HeadRef: "queen-9", HeadRepo: repo, State: "closed", MergedAt: at("2026-10-02T00:00:00Z"), CreatedAt: *at("2026-10-01T09:00:00Z")})
+	s.AddPR(repo, githubtest.PR{Number: 13, HeadRef: "queen-9", HeadRepo: repo, State: "open", CreatedAt: *at("2026-10-03T10:00:00Z")})
 	prs, err := a.ListBranchPRs(context.Background(), inst, "hive", "t27", "queen-9")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(prs)
 	want := fmt.Sprint([]githubapp.PR{
-		{Number: 11, State: "closed", HeadRepo: repo, HeadSHA: fmt.Sprintf("%040x", 11)},
-		{Number: 12, State: "closed", Merged: true, HeadRepo: repo, HeadSHA: fmt.Sprintf("%040x", 12)},
-		{Number: 13, State: "open", HeadRepo: repo, HeadSHA: fmt.Sprintf("%040x", 13)},
+		{Number: 11, State: "closed", HeadRepo: repo, HeadSHA: fmt.Sprintf("%040x", 11), CreatedAt: *at("2026-10-01T08:00:00Z")},
+		{Number: 12, State: "closed", Merged: true, HeadRepo: repo, HeadSHA: fmt.Sprintf("%040x", 12), CreatedAt: *at("2026-10-01T09:00:00Z")},
+		{Number: 13, State: "open", HeadRepo: repo, HeadSHA: fmt.Sprintf("%040x", 13), CreatedAt: *at("2026-10-03T10:00:00Z")},
 	})
 	if got != want {
 		t.Errorf("ListBranchPRs = %s\nwant %s", got, want)
+	}
+}
+
+// A row's attempt is told by its PRs' head commits and creation times, so
+// both reads carry them into the read they answer; a PR listed without
+// them is an answer that cannot be used, never a PR of no attempt.
+func TestPRReadsCarryHeadsAndCreationTimes(t *testing.T) {
+	s, a := setup(t)
+	head := strings.Repeat("c", 40)
+	s.AddPR(repo, githubtest.PR{Number: 21, HeadRef: "queen-9", HeadRepo: repo, HeadSHA: head, State: "closed", CreatedAt: *at("2026-10-01T08:00:00Z")})
+	want := dispatch.PR{Number: 21, State: "closed", HeadSHA: head, CreatedAt: *at("2026-10-01T08:00:00Z")}
+	st, err := a.PRsForBranch(context.Background(), inst, "hive", "t27", "queen-9")
+	if err != nil || len(st.Listed) != 1 || st.Listed[0] != want {
+		t.Fatalf("REST read %+v, %v; want %+v listed", st, err, want)
+	}
+	r := a.BatchPRStates(context.Background(), inst, "hive", "t27", []string{"queen-9", "queen-10"})["queen-9"]
+	if r.Err != nil || len(r.State.Listed) != 1 || r.State.Listed[0] != want {
+		t.Fatalf("GraphQL read %+v; want %+v listed", r, want)
+	}
+
+	// The same PR without its creation time.
+	body := `[{"number": 21, "state": "closed", "merged_at": null, "head": {"ref": "queen-9", "sha": "` + head +
+		`", "repo": {"full_name": "hive/t27"}}, "base": {"ref": "master"}}]`
+	s.AnswerNext("/repos/hive/t27/pulls", http.StatusOK, []byte(body), 1)
+	if st, err := a.PRsForBranch(context.Background(), inst, "hive", "t27", "queen-9"); err == nil || githubapp.Classify(err) != githubapp.BadAnswer || st.Read {
+		t.Fatalf("a PR without created_at read as %+v, %v; want an answer that cannot be used", st, err)
 	}
 }
 

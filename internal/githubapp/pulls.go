@@ -25,17 +25,29 @@ var maxPages = 100
 
 // PR is one pull request whose head is a branch of the base repository.
 type PR struct {
-	Number   int
-	State    string // "open" or "closed"
-	Merged   bool   // merged_at is set
-	HeadRepo string // full name of the head repository
-	HeadSHA  string
+	Number    int
+	State     string // "open" or "closed"
+	Merged    bool   // merged_at is set
+	HeadRepo  string // full name of the head repository
+	HeadSHA   string
+	CreatedAt time.Time
 }
+
+// Pull is p as a dispatch row's attempt reads it.
+func (p PR) Pull() dispatch.PR {
+	return dispatch.PR{Number: p.Number, State: p.State, Merged: p.Merged, HeadSHA: p.HeadSHA, CreatedAt: p.CreatedAt}
+}
+
+// errNoAttemptFacts: a PR listed without its head commit or its creation
+// time cannot be told to be an attempt's or an earlier one's, so the read
+// decides nothing.
+var errNoAttemptFacts = errors.New("a pull request without its head commit or creation time")
 
 // ListBranchPRs lists every PR, in any state, whose head is branch of
 // owner/repo itself: GET /repos/{o}/{r}/pulls?head=owner:branch&state=all,
 // all pages. PRs from forks (or a deleted fork: a null head repository) are
-// dropped. Any failed page fails the whole read.
+// dropped. Any failed page fails the whole read, and so does a PR listed
+// without its head commit or creation time.
 func (a *App) ListBranchPRs(ctx context.Context, installationID int64, owner, repo, branch string) ([]PR, error) {
 	op := "GET /repos/" + owner + "/" + repo + "/pulls?head=" + owner + ":" + branch
 	in, err := a.installation(installationID)
@@ -62,12 +74,16 @@ func (a *App) ListBranchPRs(ctx context.Context, installationID int64, owner, re
 			if head == nil || head.GetRef() != branch || head.Repo == nil || !ghrepo.Same(head.Repo.GetFullName(), full) {
 				continue
 			}
+			if head.GetSHA() == "" || p.GetCreatedAt().IsZero() {
+				return nil, fail(op, badAnswer(fmt.Errorf("#%d: %w", p.GetNumber(), errNoAttemptFacts)))
+			}
 			out = append(out, PR{
-				Number:   p.GetNumber(),
-				State:    p.GetState(),
-				Merged:   !p.GetMergedAt().IsZero(),
-				HeadRepo: head.Repo.GetFullName(),
-				HeadSHA:  head.GetSHA(),
+				Number:    p.GetNumber(),
+				State:     p.GetState(),
+				Merged:    !p.GetMergedAt().IsZero(),
+				HeadRepo:  head.Repo.GetFullName(),
+				HeadSHA:   head.GetSHA(),
+				CreatedAt: p.GetCreatedAt().UTC(),
 			})
 		}
 		if resp.NextPage == 0 {
@@ -80,7 +96,7 @@ func (a *App) ListBranchPRs(ctx context.Context, installationID int64, owner, re
 }
 
 // PRsForBranch reads the PR state of branch: counts of open, merged and
-// closed-unmerged PRs of the base repository, and their numbers.
+// closed-unmerged PRs of the base repository, their numbers, and the PRs.
 func (a *App) PRsForBranch(ctx context.Context, installationID int64, owner, repo, branch string) (dispatch.PRState, error) {
 	sent := time.Now().UTC() // a read is as old as its request
 	prs, err := a.ListBranchPRs(ctx, installationID, owner, repo, branch)
@@ -90,22 +106,15 @@ func (a *App) PRsForBranch(ctx context.Context, installationID int64, owner, rep
 	return Summarize(prs, sent), nil
 }
 
-// Summarize counts prs into a read PRState.
+// Summarize is prs as a read PRState: every PR counted (no attempt known
+// here) and listed, for the ledger to count again for the row's attempt
+// and the export for its judged head (dispatch.Attempt).
 func Summarize(prs []PR, readAt time.Time) dispatch.PRState {
-	st := dispatch.PRState{Read: true, ReadAt: &readAt, Numbers: []int{}}
-	for _, p := range prs {
-		switch {
-		case p.Merged:
-			st.Merged++
-		case p.State == "open":
-			st.Open++
-		default:
-			st.ClosedUnmerged++
-		}
-		st.Numbers = append(st.Numbers, p.Number)
+	listed := make([]dispatch.PR, len(prs))
+	for i, p := range prs {
+		listed[i] = p.Pull()
 	}
-	sort.Ints(st.Numbers)
-	return st
+	return dispatch.Attempt{}.Count(dispatch.PRState{Read: true, ReadAt: &readAt, Listed: listed})
 }
 
 // BatchResult is one branch's answer of BatchPRStates: State (and the PRs
@@ -153,6 +162,8 @@ type gqlConnection struct {
 		Number         int        `json:"number"`
 		State          string     `json:"state"`
 		MergedAt       *time.Time `json:"mergedAt"`
+		CreatedAt      *time.Time `json:"createdAt"`
+		HeadRefOid     string     `json:"headRefOid"`
 		HeadRepository *struct {
 			NameWithOwner string `json:"nameWithOwner"`
 		} `json:"headRepository"`
@@ -180,7 +191,7 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 	q.WriteString(") { repository(owner:$owner,name:$name) {")
 	for i := range chunk {
 		fmt.Fprintf(&q, " b%d: pullRequests(headRefName:$h%d, states:[OPEN,CLOSED,MERGED], first:%d) {"+
-			" nodes { number state mergedAt headRepository { nameWithOwner } } pageInfo { hasNextPage } }", i, i, graphQLBatch)
+			" nodes { number state mergedAt createdAt headRefOid headRepository { nameWithOwner } } pageInfo { hasNextPage } }", i, i, graphQLBatch)
 	}
 	q.WriteString(" } }")
 
@@ -293,15 +304,25 @@ func readBatch(op, full string, chunk []string, body io.Reader, reset, sent time
 			continue
 		}
 		var prs []PR
+		var bad error
 		for _, n := range conn.Nodes {
 			if n.HeadRepository == nil || !ghrepo.Same(n.HeadRepository.NameWithOwner, full) {
 				continue
+			}
+			if n.HeadRefOid == "" || n.CreatedAt == nil || n.CreatedAt.IsZero() {
+				bad = fmt.Errorf("#%d: %w", n.Number, errNoAttemptFacts)
+				break
 			}
 			state := "open"
 			if n.State != "OPEN" {
 				state = "closed"
 			}
-			prs = append(prs, PR{Number: n.Number, State: state, Merged: n.MergedAt != nil || n.State == "MERGED", HeadRepo: n.HeadRepository.NameWithOwner})
+			prs = append(prs, PR{Number: n.Number, State: state, Merged: n.MergedAt != nil || n.State == "MERGED",
+				HeadRepo: n.HeadRepository.NameWithOwner, HeadSHA: n.HeadRefOid, CreatedAt: n.CreatedAt.UTC()})
+		}
+		if bad != nil {
+			out[b] = BatchResult{Err: fail(op+" "+b, badAnswer(bad))}
+			continue
 		}
 		sort.Slice(prs, func(i, j int) bool { return prs[i].Number < prs[j].Number })
 		out[b] = BatchResult{State: Summarize(prs, sent), PRs: prs}
