@@ -55,9 +55,12 @@ func sameTime(a, b *time.Time) bool {
 // RecordPRs records what a read of the row's branch found and applies
 // accept_claim in the same write: a free (FreeClosedPR on) or a would_free,
 // or, on a row freed by accept_claim whose PRs now show open or merged
-// work, an unfree. A read that failed (prs.Read false), or one sent before
-// any read seen so far, writes and decides nothing. A state equal to the
-// stored one (read_at aside) writes no version, but counts as seen.
+// work, an unfree. The read's listed PRs are counted for the attempt the
+// row is on as it is written (dispatch.Attempt.Count): earlier attempts'
+// PRs are recorded apart and decide nothing. A read that failed (prs.Read
+// false), or one sent before any read seen so far, writes and decides
+// nothing. A state equal to the stored one (read_at aside) writes no
+// version, but counts as seen.
 // src is the webhook's delivery or the sweep's slot; a free records the
 // delivery it was decided on.
 func (l *Ledger) RecordPRs(ctx context.Context, repo string, issue int64, prs dispatch.PRState, src audit.Source) (Result, error) {
@@ -77,13 +80,16 @@ func (l *Ledger) recordPRs(ctx context.Context, repo string, issue int64, seen *
 		return Result{Outcome: OutcomeUnread}, checkKey(repo, issue)
 	}
 	p := prs
-	p.Numbers = slices.Clone(prs.Numbers)
+	p.Numbers, p.Earlier = slices.Clone(prs.Numbers), slices.Clone(prs.Earlier)
 	if p.ReadAt == nil {
 		t := l.opts.Now().UTC()
 		p.ReadAt = &t
 	}
 	return l.update(ctx, "record prs", repo, issue, updateOpts{expect: -1, readAt: p.ReadAt, seen: seen}, func(rec *Record, now time.Time) (Change, error) {
-		p := p
+		// Counted on the row being written, not the one the read was sent
+		// for: a re-dispatch landing in between must not be decided on the
+		// earlier attempt's PRs.
+		p := rec.Attempt().Count(p)
 		// A slow read (a sweep's batch, say) can land after a newer one: it
 		// must not undo what the newer read recorded, least of all by a free.
 		if rec.PRs != nil && rec.PRs.ReadAt != nil && p.ReadAt.Before(*rec.PRs.ReadAt) {
@@ -105,7 +111,7 @@ type prsInputs struct {
 
 func samePRs(a, b dispatch.PRState) bool {
 	return a.Read == b.Read && a.Open == b.Open && a.Merged == b.Merged &&
-		a.ClosedUnmerged == b.ClosedUnmerged && slices.Equal(a.Numbers, b.Numbers)
+		a.ClosedUnmerged == b.ClosedUnmerged && slices.Equal(a.Numbers, b.Numbers) && slices.Equal(a.Earlier, b.Earlier)
 }
 
 // Evaluate decides send_back_claim on the stored row, as the sweep does.
@@ -175,16 +181,23 @@ func prsEvidence(p *dispatch.PRState) string {
 	}
 	s := fmt.Sprintf("open %d, merged %d, closed unmerged %d", p.Open, p.Merged, p.ClosedUnmerged)
 	if len(p.Numbers) > 0 {
-		nums := make([]string, len(p.Numbers))
-		for i, n := range p.Numbers {
-			nums[i] = fmt.Sprintf("#%d", n)
-		}
-		s += " (" + strings.Join(nums, ", ") + ")"
+		s += " (" + prNumbers(p.Numbers) + ")"
+	}
+	if len(p.Earlier) > 0 {
+		s += "; earlier attempts' " + prNumbers(p.Earlier) + " not counted"
 	}
 	if p.ReadAt != nil {
 		s += " read " + p.ReadAt.UTC().Format(time.RFC3339)
 	}
 	return s
+}
+
+func prNumbers(ns []int) string {
+	nums := make([]string, len(ns))
+	for i, n := range ns {
+		nums[i] = fmt.Sprintf("#%d", n)
+	}
+	return strings.Join(nums, ", ")
 }
 
 // Free is a person's free: it applies whatever the flags and drops a keep.
