@@ -18,8 +18,9 @@ import (
 
 // Reevaluate handles claim:reevaluate: it re-reads every PR of the row's
 // branch from GitHub (the webhook payload is only a hint) and records what
-// it read, which applies accept_claim: a free (QUEEN_FREE_CLOSED_PR on), a
-// would_free (off), or an unfree of a row whose PR was reopened.
+// it read, which applies accept_claim to the PRs of the row's attempt: a
+// free (QUEEN_FREE_CLOSED_PR on), a would_free (off), or an unfree of a
+// row whose PR was reopened.
 func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
 	p, err := tasks.ParseReevaluate(t)
 	if err != nil {
@@ -86,8 +87,12 @@ func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	w.m.Claims.WithLabelValues(dispatch.RuleAccept, claimOutcome(res.Outcome)).Inc()
-	log.Info("reevaluated", "decision", res.Outcome, "open", state.Open, "merged", state.Merged,
-		"closed_unmerged", state.ClosedUnmerged, "prs", state.Numbers)
+	counted := state // what the ledger counted for the row's attempt, when it wrote
+	if res.Row != nil && res.Row.PRs != nil {
+		counted = *res.Row.PRs
+	}
+	log.Info("reevaluated", "decision", res.Outcome, "open", counted.Open, "merged", counted.Merged,
+		"closed_unmerged", counted.ClosedUnmerged, "prs", counted.Numbers, "earlier_prs", counted.Earlier)
 	return nil
 }
 
