@@ -31,7 +31,7 @@ func IssueOfBranch(ref string) (int64, bool) {
 }
 
 // A head is a full SHA-1 commit id in lower case, as the Queen's accepted-head
-// gate compares it (reference/export.md §4.4: judgedHead is 40 lowercase hex).
+// gate compares it (docs/export.md: judged_head is 40 lowercase hex).
 var headChars = charclass.New("0-9a-f")
 
 // ValidHead reports whether s names a commit the way judged_head must for

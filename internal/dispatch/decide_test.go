@@ -8,7 +8,7 @@ import (
 
 // The claim card sees every counter of the row: an escalation's path
 // depends on the send-backs against the ceiling, the releases spent and
-// whether the criteria were read (rules.md §1b: the ceiling kind waits 60
+// whether the criteria were read (docs/design.md, the review valve: the ceiling kind waits 60
 // minutes, a spent release closes, no criteria backfills for 120, the rest
 // release after 30).
 func TestDecideReadsEveryCounterOfTheRow(t *testing.T) {
@@ -97,7 +97,7 @@ func TestAWouldFreeRowStaysLive(t *testing.T) {
 }
 
 // An awaiting row (no verdict yet, or wait) is held for 30 minutes from
-// finished_at (rules.md §2), a send-back for 120.
+// finished_at (docs/design.md, the holds card), a send-back for 120.
 func TestHeldUntilOfAnAwaitingRow(t *testing.T) {
 	r := row(t, `{"finished_at":"`+ago(10)+`","review_state":"wait","owned_paths":["a"]}`)
 	v := ViewOf(r, now)

@@ -105,7 +105,7 @@ func TestDecodeObjectRefusesNonObjects(t *testing.T) {
 	}
 }
 
-// Expected values come from the reference's tables (rules.md §1, §1b, §2),
+// Expected values come from the cards' tables (docs/design.md, The cards),
 // not from the code under test.
 func TestViewOfRows(t *testing.T) {
 	paths := `"owned_paths":["bootstrap/src/compiler.rs","docs/x.md"]`

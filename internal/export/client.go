@@ -18,7 +18,7 @@ import (
 )
 
 // Defaults of a Client. The listing is computed live by the export (three
-// git processes per branch), so it gets a long timeout; reference/export.md §1.
+// git processes per branch), so it gets a long timeout; docs/export.md.
 const (
 	DefaultListTimeout   = 5 * time.Minute
 	DefaultBundleTimeout = 2 * time.Minute

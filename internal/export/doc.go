@@ -2,7 +2,7 @@
 // GitHub: it downloads a branch's git bundle, imports it into a cached bare
 // clone, applies the publisher's refusals, pushes the branch without ever
 // destroying remote work, and opens its pull request
-// (shared/reference/export.md §§1, 3, 4 and 9).
+// (docs/export.md says what it keeps of the Queen's publisher and changes).
 //
 // The asynq tasks that call it live elsewhere; this package holds no queue
 // and records nothing on a row itself: Publisher.Push returns an Outcome

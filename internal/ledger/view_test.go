@@ -11,7 +11,7 @@ import (
 )
 
 // The claim view of stored rows, both flags on, now 2026-10-10T20:00Z.
-// Expected values are worked out by hand from reference/rules.md.
+// Expected values are worked out by hand from the cards in docs/design.md.
 func TestClaimViewOfStoredRows(t *testing.T) {
 	f := newFixture(t, Options{FreeClosedPR: true, ReleaseDeadClaims: true})
 	const none = ""

@@ -8,7 +8,7 @@ import (
 	"github.com/queen-app/queen-app/internal/rules"
 )
 
-// The grid's dimensions (rules.md section 2: 16 words x 27 idle clocks x 5
+// The grid's dimensions (docs/design.md, the claim card: 16 words x 27 idle clocks x 5
 // send-back counts x 4 ceilings x 4 releases x 4 criteria x 4 x 4, and here
 // both finished values on top).
 var (

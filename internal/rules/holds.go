@@ -23,7 +23,7 @@ const (
 
 var stageWords = [...]string{"working", "send_back", "awaiting", "escalated", "done"}
 
-// String returns the stage word other programs see (design.md).
+// String returns the stage word other programs see (docs/design.md).
 func (s HoldStage) String() string {
 	if s < holdStageCount {
 		return stageWords[s]

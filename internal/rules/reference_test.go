@@ -1,7 +1,7 @@
 package rules_test
 
 // An independent reference for the cards, written as decision tables from
-// /work/shared/reference/rules.md (the expanded tables of sections 1, 2 and 3).
+// docs/design.md (The cards: the holds card, the claim card and the valve).
 //
 // This file deliberately does not import internal/rules: Go imports are per
 // file, so nothing here can call a production helper or read a production
@@ -15,7 +15,7 @@ import (
 	"strings"
 )
 
-// Numbers of the reference, copied from rules.md.
+// Numbers of the reference, copied from docs/design.md.
 const (
 	refRetryFloor     = 30   // RETRY_FLOOR_MINUTES, the empty floor, the valve's 30-minute path
 	refCeilingFloor   = 60   // CEILING_FLOOR_MINUTES = SEND_BACK_FLOOR_MINUTES
@@ -167,7 +167,7 @@ type claimRow struct {
 	why                                             string
 }
 
-// refClaimRows are the expanded tables of rules.md section 2, written so that
+// refClaimRows are the claim card's expanded tables (docs/design.md), written so that
 // no two rows share a cell.
 var refClaimRows = []claimRow{
 	{finishedNo, all, all, all, all, all, "running", "not finished"},

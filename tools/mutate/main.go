@@ -416,7 +416,7 @@ column); it must survive and is not counted as killed. The "by" column of a kill
 first failing test.
 
 Not listed: ` + "`ReviewQueueMax`" + ` - 1 (the constant is compared with a uint32, so -1 does not compile) and the
-numbers of ` + "`Free`/`Live`" + ` (rules.md leaves them unpublished on purpose; nothing may depend on them).
+numbers of ` + "`Free`/`Live`" + ` (the card never published them, docs/design.md; nothing may depend on them).
 ` + "`-run IDS`" + ` runs only some mutants; ` + "`-tests REGEXP`" + ` runs only some tests, to measure one test's power (for
 example ` + "`-run '^[HCV]' -tests '^TestClaimGrid$'`" + ` shows what the exhaustive grid kills on its own).
 Mutants C88 and C101 rely on the amd64 conversion of a negative float to uint32 (it wraps); on
