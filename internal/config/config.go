@@ -1,5 +1,5 @@
 // Package config reads queen-app's settings from the environment, as
-// shared/design.md lists them. A missing or malformed required value is one
+// the README and docs/design.md describe them. A missing or malformed required value is one
 // error naming the variable, so a binary stops at start with one line.
 package config
 

@@ -10,7 +10,7 @@ import (
 )
 
 // Refusal kinds. The first eight are the publisher's checks in its order
-// (reference/export.md §4.4); the rest are decided while importing or pushing.
+// (docs/export.md); the rest are decided while importing or pushing.
 const (
 	KindHasPR          = "has-pr" // not a refusal: the branch already has a PR
 	KindIssueNotOpen   = "issue-not-open"
@@ -144,7 +144,7 @@ func short(sha string) string {
 }
 
 // NormalizePath strips leading "./" and "/" and trailing "/" the way the
-// Queen's Boundary parser does (reference/export.md §4.6).
+// Queen's Boundary parser does (docs/export.md).
 func NormalizePath(p string) string {
 	for {
 		switch {
@@ -218,7 +218,7 @@ func Title(issueTitle string, issue int64) string {
 }
 
 // MaySupersede decides whether a remote tip that is not an ancestor of the
-// exported head may be replaced (reference/export.md §3 step 10): the
+// exported head may be replaced (docs/export.md): the
 // exported head is the accepted one, no PR is open and the exported commit
 // is strictly newer than the remote tip. prs is a list that was read: an
 // unread one never gets this far.
