@@ -48,3 +48,15 @@ func TestRedisLinesAreJSON(t *testing.T) {
 		t.Fatalf("line %v", l)
 	}
 }
+
+// The binaries' logger masks a secret, not the words it starts with: a
+// webhook secret "webhook-..." once turned every line's service into "***".
+func TestASecretStartingWithAWordLeavesTheWord(t *testing.T) {
+	var b bytes.Buffer
+	log := New(&b, "webhook", "webhook-5f1c0e2d9a7b")
+	log.Info("webhook accepted", "event", "pull_request", "echo", "got webhook-5f1c0e2d9a7b")
+	l := lines(t, &b)[0]
+	if l["service"] != "webhook" || l["msg"] != "webhook accepted" || l["echo"] != "got "+Redacted {
+		t.Fatalf("line %v", l)
+	}
+}

@@ -15,9 +15,20 @@ import (
 // Mask replaces whatever was scrubbed.
 const Mask = "***"
 
-// MinPart is the shortest piece of a secret scrubbed on its own: a text that
-// was cut by its sender can hold the start or the end of a token only.
-const MinPart = 6
+// A text cut by its sender can hold only the start or the end of a secret:
+// such a piece is masked when it is at least half the secret, and always
+// from MinPart bytes on, never under minPartFloor. So at most 11 bytes of
+// a long token survive a cut (29 of a 40-byte token stay unknown), a
+// 16-byte secret, the shortest config takes, loses at most 7; and a secret
+// that starts with a word masks no ordinary text: "webhook-..." masked
+// every "webhook" (its first 6 bytes) when any 6-byte piece was masked.
+const (
+	MinPart      = 12
+	minPartFloor = 8
+)
+
+// partLen is the shortest piece of a secret n bytes long that is masked.
+func partLen(n int) int { return max(minPartFloor, min(MinPart, n/2)) }
 
 // Shapes of credentials whatever their value: GitHub's token formats, the
 // Authorization header's value, and a token inside a URL. may is true of
@@ -67,8 +78,8 @@ func containsFoldASCII(s, lower string) bool {
 	return false
 }
 
-// String removes from s every secret given, every piece of one at least
-// MinPart long that starts or ends it, and every credential-shaped value.
+// String removes from s every secret given, every long piece of one that
+// starts or ends it (partLen), and every credential-shaped value.
 func String(s string, secrets ...string) string {
 	for _, sec := range secrets {
 		s = scrubOne(s, sec)
@@ -85,18 +96,19 @@ func scrubOne(s, sec string) string {
 	if sec == "" {
 		return s
 	}
-	// Every piece at least MinPart long that starts sec starts with its
-	// first MinPart bytes, and every one that ends it ends with its last.
-	if len(sec) > MinPart && !strings.Contains(s, sec[:MinPart]) && !strings.Contains(s, sec[len(sec)-MinPart:]) {
+	// Every piece masked that starts sec starts with its first part bytes,
+	// and every one that ends it ends with its last.
+	part := partLen(len(sec))
+	if len(sec) > part && !strings.Contains(s, sec[:part]) && !strings.Contains(s, sec[len(sec)-part:]) {
 		return s
 	}
 	s = strings.ReplaceAll(s, sec, Mask)
-	if len(sec) <= MinPart {
+	if len(sec) <= part {
 		return s
 	}
 	// What remains can only be a cut copy: its start (cut after) or its
 	// end (cut before). Longest first, so a piece is masked whole.
-	for n := len(sec) - 1; n >= MinPart; n-- {
+	for n := len(sec) - 1; n >= part; n-- {
 		if strings.Contains(s, sec[:n]) {
 			s = strings.ReplaceAll(s, sec[:n], Mask)
 		}

@@ -77,3 +77,31 @@ func TestPlainWordsStay(t *testing.T) {
 		}
 	}
 }
+
+// Only whole secrets and long pieces are masked: a secret starting with a
+// word leaves that word alone (one starting "webhook-" turned every
+// "service":"webhook" into "***"), while a piece of half the secret, or of
+// MinPart bytes, is masked.
+func TestWordsSharingAShortPieceStay(t *testing.T) {
+	line := `{"service":"webhook","msg":"webhook accepted","pod":"queen-app-webhook-7f9c"}`
+	for _, sec := range []string{"webhook-7f3a9c21", "webhook-secret-value-0123", "queen-3b9d2c1e5f7a09", "7f9c" + token} {
+		want := line
+		if sec == "webhook-7f3a9c21" {
+			// Half of a 16-byte secret is 8 bytes: the pod's "webhook-7f"
+			// is 10 of them.
+			want = strings.Replace(line, "webhook-7f", Mask, 1)
+		}
+		if got := String(line, sec); got != want {
+			t.Errorf("String with secret %q = %q, want %q", sec, got, want)
+		}
+	}
+	for sec, piece := range map[string]string{
+		"webhook-7f3a9c21":          "webhook-",     // half of 16 bytes
+		"webhook-secret-value-0123": "webhook-secr", // MinPart of 25
+		token:                       token[len(token)-MinPart:],
+	} {
+		if got := String("echo: "+piece+".", sec); strings.Contains(got, piece) {
+			t.Errorf("String kept %q of %q: %q", piece, sec, got)
+		}
+	}
+}

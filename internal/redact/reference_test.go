@@ -16,10 +16,8 @@ func referenceString(s string, secrets ...string) string {
 			continue
 		}
 		s = strings.ReplaceAll(s, sec, Mask)
-		if len(sec) <= MinPart {
-			continue
-		}
-		for n := len(sec) - 1; n >= MinPart; n-- {
+		part := partLen(len(sec))
+		for n := len(sec) - 1; n >= part; n-- {
 			if strings.Contains(s, sec[:n]) {
 				s = strings.ReplaceAll(s, sec[:n], Mask)
 			}
@@ -49,7 +47,7 @@ var referenceShapes = func() []struct {
 }()
 
 // stringCorpus holds texts near every shortcut's edge: pieces of a secret
-// one byte under, at and over MinPart at either end, each shape's literal
+// one byte under, at and over its shortest masked piece at either end, each shape's literal
 // with and without a match, other cases, and log values with none of them.
 func stringCorpus() (texts []string, secretSets [][]string) {
 	sec := "current-webhook-secret-5f1c"
@@ -66,7 +64,10 @@ func stringCorpus() (texts []string, secretSets [][]string) {
 		"token expired", "installation token 12345678", "Bearer realm", "https://x-access-token:s3cr3tvalue1234@github.com/a.git",
 		"://", "http://host:80/", "http://user:s3cret123@host/", "redis://:pw@localhost:6379/0", "héllo ● wörld ghp_ü", "Authorization: Bearer " + sec,
 	}
-	secretSets = [][]string{nil, {sec}, {sec, api}, {"short"}, {"abcdef"}, {"abcdefg"}, {"", sec}, {"***", "a*b*c*d*e"}}
+	word := "webhook-7f3a9c21" // 16 bytes: pieces from 8 bytes on
+	texts = append(texts, `"service":"webhook"`, "webhook-", "webhook-7", "queen-app-webhook-7f3a", word[9:], word[8:], word[7:])
+	secretSets = [][]string{nil, {sec}, {sec, api}, {"short"}, {"abcdef"}, {"abcdefg"}, {"", sec}, {"***", "a*b*c*d*e"},
+		{word}, {word + "x"}, {strings.Repeat("w", 23)}, {strings.Repeat("w", 24)}}
 	return texts, secretSets
 }
 
