@@ -100,49 +100,123 @@ func jitter(max time.Duration) time.Duration {
 	return time.Duration(rand.Int64N(int64(max)))
 }
 
-// Outage tracks consecutive failures of one dependency across tasks, so
-// that tasks waiting out an outage back off further the longer it lasts
-// although none of them spends its retry budget.
+// Outage is one dependency failing across tasks (GitHub's API, the export).
+// Its waits grow with how long it has lasted, not with how many tasks
+// failed in it: the tasks of a burst failing together on one 502 are one
+// failure, not fifty in a row. It starts at its first failure with waits
+// from Base and doubles them each time it outlasts the shortest wait of its
+// step, when the first task it sent back is back and failing again, up to
+// Max. A success ends it, and so does a quiet spell: no call failed for
+// quietWaits of its longest waits, so every task it parked came back and
+// none failed. Each worker keeps its own, in memory.
 type Outage struct {
 	// Base and Max bound its waits; zero values take BaseDelay and MaxDelay.
 	// A wait is never below Floor (a secondary rate limit's minute).
 	Base, Max, Floor time.Duration
 
-	mu       sync.Mutex
-	failures int
-	since    time.Time
+	mu    sync.Mutex
+	on    bool      // failing: a failure since the last success or quiet spell
+	since time.Time // its first failure
+	last  time.Time // its latest failure
+	step  int
 }
 
-// Fail records a failure and returns how long the failing task should wait.
+// quietWaits is the quiet spell that ends an outage, in its longest waits: a
+// task it parked is back within one, with jitter and a late scheduler.
+const quietWaits = 2
+
+// Fail records a failure at now and returns how long the failing task
+// should wait.
 func (o *Outage) Fail(now time.Time) time.Duration {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.failures == 0 {
-		o.since = now
+	if !o.on || now.Sub(o.last) > quietWaits*o.longest(o.step) {
+		o.on, o.since, o.last, o.step = true, now, now, 0
 	}
-	o.failures++
-	base, cap := o.Base, o.Max
-	if base <= 0 {
-		base = BaseDelay
+	o.step = max(o.step, o.stepAt(now.Sub(o.since)))
+	if now.After(o.last) {
+		o.last = now
 	}
-	if cap <= 0 {
-		cap = MaxDelay
-	}
-	return max(backoff(o.failures-1, base, cap), o.Floor)
+	d := o.longest(o.step)
+	return max(d/2+jitter(d/2), o.Floor)
 }
 
 // Succeed ends the outage.
 func (o *Outage) Succeed() {
 	o.mu.Lock()
-	o.failures = 0
+	o.on = false
 	o.mu.Unlock()
 }
 
-// State returns the consecutive failures and since when, for logs.
-func (o *Outage) State() (int, time.Time) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.failures, o.since
+// stepAt is the step of an outage that has lasted age: each step lasts its
+// shortest wait, until the waits reach Max.
+func (o *Outage) stepAt(age time.Duration) int {
+	step, end := 0, o.shortest(0)
+	for age >= end && o.longest(step) < o.capped() {
+		step++
+		end += o.shortest(step)
+	}
+	return step
+}
+
+// longest is the longest wait of step (its waits are drawn from its upper
+// half): Base doubled per step, at most Max, at least Floor.
+func (o *Outage) longest(step int) time.Duration {
+	base := o.Base
+	if base <= 0 {
+		base = BaseDelay
+	}
+	d := o.capped()
+	if step < 20 {
+		d = min(base<<step, d)
+	}
+	return max(d, o.Floor)
+}
+
+// shortest is the shortest wait of step.
+func (o *Outage) shortest(step int) time.Duration {
+	return max(o.longest(step)/2, o.Floor)
+}
+
+// capped is the longest wait of any step.
+func (o *Outage) capped() time.Duration {
+	if o.Max <= 0 {
+		return max(MaxDelay, o.Floor)
+	}
+	return max(o.Max, o.Floor)
+}
+
+// Outages are an Outage per key, for a dependency whose parts fail apart:
+// GitHub's secondary rate limits are an installation's own.
+type Outages[K comparable] struct {
+	// Base, Max and Floor are each key's; see Outage.
+	Base, Max, Floor time.Duration
+
+	mu sync.Mutex
+	m  map[K]*Outage
+}
+
+// Fail records a failure of key at now and returns how long the failing
+// task should wait.
+func (s *Outages[K]) Fail(key K, now time.Time) time.Duration {
+	s.mu.Lock()
+	o := s.m[key]
+	if o == nil {
+		if s.m == nil {
+			s.m = map[K]*Outage{}
+		}
+		o = &Outage{Base: s.Base, Max: s.Max, Floor: s.Floor}
+		s.m[key] = o
+	}
+	s.mu.Unlock()
+	return o.Fail(now)
+}
+
+// Succeed ends key's outage.
+func (s *Outages[K]) Succeed(key K) {
+	s.mu.Lock()
+	delete(s.m, key)
+	s.mu.Unlock()
 }
 
 // Until calls fn until it succeeds, waiting Backoff between attempts and

@@ -49,27 +49,130 @@ func TestBackoffGrowsAndIsCapped(t *testing.T) {
 	}
 }
 
-func TestOutageBacksOffAcrossTasksAndResets(t *testing.T) {
+var outageT0 = time.Date(2026, 10, 11, 12, 0, 0, 0, time.UTC)
+
+// retryIn is how long a task that failed in o at now waits, as asynq's
+// RetryDelayFunc (Delay) makes it.
+func retryIn(o *Outage, now time.Time) time.Duration {
+	return Delay(0, Wait(o.Fail(now), "github unavailable", errors.New("502")), nil)
+}
+
+// A burst's tasks failing together on one 502 are one failure: each comes
+// back within seconds, not as if GitHub had failed fifty times in a row.
+func TestOutageBurstOnOneBlipRetriesWithinSeconds(t *testing.T) {
 	var o Outage
-	now := time.Now()
-	var last time.Duration
-	for i := 0; i < 12; i++ {
-		d := o.Fail(now)
-		lo := BaseDelay << i / 2
-		if lo > MaxDelay/2 {
-			lo = MaxDelay / 2
+	for i := 0; i < 50; i++ {
+		now := outageT0.Add(time.Duration(i) * 2 * time.Millisecond) // in flight together
+		if d := retryIn(&o, now); d > 10*time.Second {
+			t.Fatalf("task %d of a burst failing on one 502 waits %s, want within 10s", i+1, d)
 		}
-		if d < lo {
-			t.Fatalf("failure %d waited %s, want at least %s", i+1, d, lo)
+	}
+}
+
+// task is one task of a simulated outage: when it comes back.
+type task struct{ due time.Time }
+
+// failFor runs n tasks that fail every time they run, from start for
+// length, each coming back when Delay says; fn sees every failure's age in
+// the outage and wait.
+func failFor(o *Outage, n int, start time.Time, length time.Duration, fn func(age, wait time.Duration)) time.Time {
+	ts := make([]task, n)
+	for i := range ts {
+		ts[i].due = start.Add(time.Duration(i) * time.Millisecond)
+	}
+	var now time.Time
+	for {
+		next := 0
+		for i := range ts {
+			if ts[i].due.Before(ts[next].due) {
+				next = i
+			}
 		}
-		last = d
+		now = ts[next].due
+		if now.Sub(start) > length {
+			return now
+		}
+		d := retryIn(o, now)
+		fn(now.Sub(start), d)
+		ts[next].due = now.Add(d)
 	}
-	if last < MaxDelay/2 {
-		t.Fatalf("a long outage should reach the cap, got %s", last)
+}
+
+// An outage's waits grow with how long it has lasted: never more than
+// twice its age plus the first step, and at the cap once it has lasted
+// five minutes. A success ends it, and so does a quiet spell.
+func TestOutageBacksOffWithItsDurationToTheCap(t *testing.T) {
+	for run := 0; run < 20; run++ {
+		var o Outage
+		var capped, failures int
+		// Past 5 minutes every task fails again within its longest wait.
+		end := failFor(&o, 50, outageT0, 5*time.Minute+MaxDelay*11/10, func(age, d time.Duration) {
+			failures++
+			if limit := (2*age + BaseDelay) * 11 / 10; d > limit {
+				t.Fatalf("run %d: a failure %s into the outage waits %s, want at most %s", run, age, d, limit)
+			}
+			if age >= 5*time.Minute {
+				capped++
+				if d < MaxDelay/2 || d > MaxDelay*11/10 {
+					t.Fatalf("run %d: %s into the outage a task waits %s, want at the cap (%s to %s)", run, age, d, MaxDelay/2, MaxDelay*11/10)
+				}
+			}
+		})
+		if capped < 50 || failures > 50*14 {
+			t.Fatalf("run %d: %d failures, %d past 5 minutes: the tasks did not keep trying, or tried too often", run, failures, capped)
+		}
+		// GitHub answers: the next blip is a new outage.
+		o.Succeed()
+		if d := retryIn(&o, end); d > BaseDelay*11/10 {
+			t.Fatalf("run %d: the first failure after a success waits %s, want at most %s", run, d, BaseDelay*11/10)
+		}
+		// No failure for twice the current wait: every task came back fine.
+		failFor(&o, 50, end, 5*time.Minute, func(time.Duration, time.Duration) {})
+		if d := retryIn(&o, end.Add(16*time.Minute)); d > BaseDelay*11/10 {
+			t.Fatalf("run %d: a failure after a quiet spell waits %s, want at most %s", run, d, BaseDelay*11/10)
+		}
 	}
-	o.Succeed()
-	if d := o.Fail(now); d > BaseDelay {
-		t.Fatalf("after recovery the first failure waited %s, want at most %s", d, BaseDelay)
+}
+
+// A secondary limit that names no wait: at least a minute, whatever the
+// number of tasks it stopped, then doubling per failed retry.
+func TestOutageWithAFloorWaitsAMinuteThenDoubles(t *testing.T) {
+	o := Outage{Base: time.Minute, Max: 30 * time.Minute, Floor: time.Minute}
+	for i := 0; i < 50; i++ {
+		if d := o.Fail(outageT0.Add(time.Duration(i) * time.Millisecond)); d != time.Minute {
+			t.Fatalf("task %d stopped by one unnamed limit waits %s, want a minute", i+1, d)
+		}
+	}
+	now := outageT0.Add(time.Minute) // the first retries
+	for _, want := range []time.Duration{2, 4, 8, 16, 30, 30} {
+		hi := want * time.Minute
+		lo := max(hi/2, time.Minute)
+		if d := o.Fail(now); d < lo || d > hi {
+			t.Fatalf("a retry failing %s into the limit waits %s, want %s to %s", now.Sub(outageT0), d, lo, hi)
+		}
+		now = now.Add(lo) // the earliest retry of those it stopped
+	}
+}
+
+// Each key is an outage of its own: one installation's limit neither
+// lengthens another's waits nor ends with its success.
+func TestOutagesPerKey(t *testing.T) {
+	s := Outages[int64]{Base: time.Minute, Max: 30 * time.Minute, Floor: time.Minute}
+	now := outageT0
+	for range 5 {
+		s.Fail(1, now)
+		now = now.Add(s.Fail(1, now))
+	}
+	if d := s.Fail(2, now); d != time.Minute {
+		t.Fatalf("installation 2's first limit waits %s after installation 1's fifth, want a minute", d)
+	}
+	s.Succeed(2)
+	if d := s.Fail(1, now); d < 8*time.Minute {
+		t.Fatalf("installation 1's wait %s after installation 2's success, want its own backoff kept", d)
+	}
+	s.Succeed(1)
+	if d := s.Fail(1, now); d != time.Minute {
+		t.Fatalf("after its success installation 1 waits %s, want a minute", d)
 	}
 }
 
