@@ -506,11 +506,11 @@ func TestRedisFormsFromValues(t *testing.T) {
 	}{
 		{"host", "rediss://queen@redis.example:6380/2", with(with(with(with(with(with(inlineValues(),
 			"redis.host", "redis.example"), "redis.port", 6380), "redis.db", 2), "redis.tls", true), "redis.username", "queen"),
-			"redis.password", "acl-pw"),
-			map[string]string{"QUEEN_REDIS_PASSWORD": "acl-pw"}},
+			"redis.password", "acl-password-0123456"),
+			map[string]string{"QUEEN_REDIS_PASSWORD": "acl-password-0123456"}},
 		{"url", "redis://redis.example:6379/1", with(noHost, "redis.url", "redis://redis.example:6379/1"), nil},
-		{"inline password", "redis://redis.queen.svc:6379/0", with(inlineValues(), "redis.password", "inline-pw"),
-			map[string]string{"QUEEN_REDIS_PASSWORD": "inline-pw"}},
+		{"inline password", "redis://redis.queen.svc:6379/0", with(inlineValues(), "redis.password", "inline-password-0123"),
+			map[string]string{"QUEEN_REDIS_PASSWORD": "inline-password-0123"}},
 		{"existing password", "redis://redis.queen.svc:6379/0",
 			with(inlineValues(), "redis.existingSecret", map[string]any{"name": "queen-app-redis"}),
 			map[string]string{"QUEEN_REDIS_PASSWORD": testValueFor("password")}},
@@ -520,8 +520,8 @@ func TestRedisFormsFromValues(t *testing.T) {
 			"redis.existingSecret", map[string]any{"name": "queen-app-redis"}),
 			map[string]string{"QUEEN_REDIS_PASSWORD": testValueFor("password"), "QUEEN_REDIS_SENTINEL_PASSWORD": testValueFor("password")}},
 		{"cluster", "rediss+cluster://n1:6379,n2:6379", with(with(noHost, "redis.cluster",
-			map[string]any{"addresses": []any{"n1:6379", "n2:6379"}, "tls": true}), "redis.password", "cluster-pw"),
-			map[string]string{"QUEEN_REDIS_PASSWORD": "cluster-pw"}},
+			map[string]any{"addresses": []any{"n1:6379", "n2:6379"}, "tls": true}), "redis.password", "cluster-password-0123"),
+			map[string]string{"QUEEN_REDIS_PASSWORD": "cluster-password-0123"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := render(t, tc.vals)

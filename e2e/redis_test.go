@@ -17,7 +17,7 @@ func TestFreeOnSentinelAndCluster(t *testing.T) {
 	t.Parallel()
 	t.Run("sentinel", func(t *testing.T) {
 		t.Parallel()
-		set := redistest.StartSentinel(t, redistest.SentinelOptions{Password: "e2e-data-pw", SentinelPassword: "e2e-sentinel-pw"})
+		set := redistest.StartSentinel(t, redistest.SentinelOptions{Password: "e2e-data-password-3c1f", SentinelPassword: "e2e-sentinel-password-9b2e"})
 		f := newFreeStackOn(t, sentinelForm(set), map[string]string{frFlag: "on"})
 		freeOne(t, f)
 	})

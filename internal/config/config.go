@@ -6,6 +6,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -37,9 +39,16 @@ const (
 	DefaultQueenAPI         = "http://127.0.0.1:8081"
 )
 
-// MinSecretLen is the fewest characters a webhook secret or the API token
-// may have: shorter ones can be guessed.
+// MinSecretLen is the fewest characters any secret may have, in every
+// binary: shorter ones can be guessed, and each binary's logger masks every
+// secret of its environment, so a short one it does not even use (a
+// one-character webhook secret in the worker) masks ordinary words in
+// every line.
 const MinSecretLen = 16
+
+// maxSecretFile bounds what a *_FILE read takes: a secret is a line, and a
+// larger file is the wrong file.
+const maxSecretFile = 64 << 10
 
 // Config is every setting of the design.
 type Config struct {
@@ -92,26 +101,26 @@ func FromEnv(role Role) (*Config, error) { return Load(role, os.Getenv) }
 
 // Load loads the configuration for role through getenv.
 func Load(role Role, getenv func(string) string) (*Config, error) {
-	r := reader{getenv: getenv}
+	r := newReader(getenv)
 	r.insecure = r.flag("QUEEN_ALLOW_INSECURE_URLS")
 	c := &Config{
 		RedisURL: r.str(redisconn.URLVar, ""),
 		// Passwords are taken byte for byte, spaces included.
-		RedisPassword:         getenv(redisconn.PasswordVar),
-		RedisSentinelPassword: getenv(redisconn.SentinelPasswordVar),
+		RedisPassword:         r.secret(redisconn.PasswordVar, "QUEEN_REDIS_PASSWORD_FILE", exact),
+		RedisSentinelPassword: r.secret(redisconn.SentinelPasswordVar, "QUEEN_REDIS_SENTINEL_PASSWORD_FILE", exact),
 		APIURL:                r.url("GITHUB_API_URL", "https://api.github.com/"),
 		GitURL:                r.url("GITHUB_GIT_URL", "https://github.com/"),
 		Listen:                r.listen("QUEEN_LISTEN", DefaultListen),
 		APIListen:             r.listen("QUEEN_API_LISTEN", apiListenOf(role)),
-		APIToken:              r.str("QUEEN_API_TOKEN", ""),
+		APIToken:              r.secret("QUEEN_API_TOKEN", "QUEEN_API_TOKEN_FILE", 0),
 		QueenAPI:              r.url("QUEEN_API_URL", DefaultQueenAPI),
-		WebhookSecret:         r.str("GITHUB_WEBHOOK_SECRET", ""),
-		WebhookSecretPrev:     r.str("GITHUB_WEBHOOK_SECRET_PREVIOUS", ""),
+		WebhookSecret:         r.secret("GITHUB_WEBHOOK_SECRET", "GITHUB_WEBHOOK_SECRET_FILE", 0),
+		WebhookSecretPrev:     r.secret("GITHUB_WEBHOOK_SECRET_PREVIOUS", "GITHUB_WEBHOOK_SECRET_PREVIOUS_FILE", absentIsUnset),
 		FreeClosedPR:          r.flag("QUEEN_FREE_CLOSED_PR"),
 		ReleaseDeadClaims:     r.flag("QUEEN_RELEASE_DEAD_CLAIMS"),
 		ReviewFirst:           r.flag("QUEEN_REVIEW_FIRST"),
 		ExportURL:             r.url("QUEEN_EXPORT_URL", ""),
-		ExportToken:           r.str("QUEEN_EXPORT_TOKEN", ""),
+		ExportToken:           r.secret("QUEEN_EXPORT_TOKEN", "QUEEN_EXPORT_TOKEN_FILE", 0),
 		ExportRepo:            r.str("QUEEN_EXPORT_REPO", ""),
 		ExportDryRun:          r.flag("QUEEN_EXPORT_DRY_RUN"),
 		BaseBranch:            r.str("QUEEN_BASE_BRANCH", "master"),
@@ -125,10 +134,15 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	var redisSpec *redisconn.Spec
 	if c.RedisURL != "" {
-		if _, err := c.Redis(); err != nil {
+		var err error
+		if redisSpec, err = c.Redis(); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.secretsLongEnough(c, redisSpec); err != nil {
+		return nil, err
 	}
 	if c.ExportRepo != "" && !ghrepo.Valid(c.ExportRepo) {
 		return nil, &Error{"QUEEN_EXPORT_REPO", "must be owner/name"}
@@ -146,26 +160,15 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		}
 		if role == Webhook {
 			if c.WebhookSecret == "" {
-				return nil, &Error{"GITHUB_WEBHOOK_SECRET", "is required and must not be empty"}
+				return nil, &Error{"GITHUB_WEBHOOK_SECRET", "is required and must not be empty (or GITHUB_WEBHOOK_SECRET_FILE)"}
 			}
 			if c.APIToken == "" {
-				return nil, &Error{"QUEEN_API_TOKEN", "is required"}
-			}
-			if err := longEnough("GITHUB_WEBHOOK_SECRET", c.WebhookSecret); err != nil {
-				return nil, err
-			}
-			if c.WebhookSecretPrev != "" {
-				if err := longEnough("GITHUB_WEBHOOK_SECRET_PREVIOUS", c.WebhookSecretPrev); err != nil {
-					return nil, err
-				}
-			}
-			if err := longEnough("QUEEN_API_TOKEN", c.APIToken); err != nil {
-				return nil, err
+				return nil, &Error{"QUEEN_API_TOKEN", "is required (or QUEEN_API_TOKEN_FILE)"}
 			}
 		}
 		if role == Worker && c.ExportURL != "" {
 			if c.ExportToken == "" {
-				return nil, &Error{"QUEEN_EXPORT_TOKEN", "is required with QUEEN_EXPORT_URL"}
+				return nil, &Error{"QUEEN_EXPORT_TOKEN", "is required with QUEEN_EXPORT_URL (or QUEEN_EXPORT_TOKEN_FILE)"}
 			}
 			if c.ExportRepo == "" {
 				return nil, &Error{"QUEEN_EXPORT_REPO", "is required with QUEEN_EXPORT_URL"}
@@ -173,18 +176,36 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		}
 	case CLI:
 		if c.APIToken == "" {
-			return nil, &Error{"QUEEN_API_TOKEN", "is required"}
-		}
-		if err := longEnough("QUEEN_API_TOKEN", c.APIToken); err != nil {
-			return nil, err
+			return nil, &Error{"QUEEN_API_TOKEN", "is required (or QUEEN_API_TOKEN_FILE)"}
 		}
 	}
 	return c, nil
 }
 
-func longEnough(name, secret string) error {
-	if utf8.RuneCountInString(secret) < MinSecretLen {
-		return &Error{name, fmt.Sprintf("must be at least %d characters", MinSecretLen)}
+// secretsLongEnough holds every secret given to MinSecretLen, whichever
+// binary loads it; an error names the variable the value came from. spec
+// is the parsed QUEEN_REDIS_URL, nil when unset.
+func (r *reader) secretsLongEnough(c *Config, spec *redisconn.Spec) error {
+	redisPW, redisVar := c.RedisPassword, redisconn.PasswordVar
+	if spec != nil && c.RedisPassword == "" {
+		redisPW, redisVar = spec.Password, redisconn.URLVar // the URL's own
+	}
+	for _, s := range []struct{ name, value string }{
+		{"GITHUB_WEBHOOK_SECRET", c.WebhookSecret},
+		{"GITHUB_WEBHOOK_SECRET_PREVIOUS", c.WebhookSecretPrev},
+		{"QUEEN_API_TOKEN", c.APIToken},
+		{"QUEEN_EXPORT_TOKEN", c.ExportToken},
+		{redisVar, redisPW},
+		{redisconn.SentinelPasswordVar, c.RedisSentinelPassword},
+	} {
+		if s.value == "" || utf8.RuneCountInString(s.value) >= MinSecretLen {
+			continue
+		}
+		problem := fmt.Sprintf("must be at least %d characters", MinSecretLen)
+		if s.name == redisconn.URLVar {
+			problem = "its password " + problem
+		}
+		return &Error{r.varOf(s.name), problem}
 	}
 	return nil
 }
@@ -209,7 +230,7 @@ func (c *Config) Redis() (*redisconn.Spec, error) {
 
 // LoadApp reads only the App id and key, for queenctl deliveries.
 func LoadApp(getenv func(string) string) (*Config, error) {
-	r := reader{getenv: getenv}
+	r := newReader(getenv)
 	r.insecure = r.flag("QUEEN_ALLOW_INSECURE_URLS")
 	c := &Config{APIURL: r.url("GITHUB_API_URL", "https://api.github.com/")}
 	if r.err != nil {
@@ -225,6 +246,90 @@ type reader struct {
 	getenv   func(string) string
 	insecure bool // QUEEN_ALLOW_INSECURE_URLS: http:// off loopback too
 	err      error
+	// from names the *_FILE variable a secret was read through, so that
+	// an error about its value names what the operator set.
+	from map[string]string
+}
+
+func newReader(getenv func(string) string) *reader {
+	return &reader{getenv: getenv, from: map[string]string{}}
+}
+
+// varOf is the variable name's value came from: name, or its *_FILE.
+func (r *reader) varOf(name string) string {
+	if v, ok := r.from[name]; ok {
+		return v
+	}
+	return name
+}
+
+// How secret reads a value.
+type secretMode int
+
+const (
+	// exact keeps the value byte for byte (passwords), so a file loses
+	// only its final line break (echo and most editors end a file with
+	// one); otherwise surrounding white space goes, as it always did from
+	// the environment.
+	exact secretMode = 1 << iota
+	// absentIsUnset takes a file that does not exist for no value: the
+	// chart mounts the previous webhook secret, an optional key, only
+	// while the Secret holds it (rotating).
+	absentIsUnset
+)
+
+// secret reads the secret name from the environment or from the file its
+// fileVar (name_FILE) names, a mounted Kubernetes or compose secret; both
+// set is an error.
+func (r *reader) secret(name, fileVar string, mode secretMode) string {
+	v := r.getenv(name)
+	if mode&exact == 0 {
+		v = strings.TrimSpace(v)
+	}
+	path := strings.TrimSpace(r.getenv(fileVar))
+	if path == "" {
+		return v
+	}
+	if v != "" {
+		r.fail(fileVar, "is set and so is "+name+": give the secret in one place")
+		return ""
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && mode&absentIsUnset != 0 {
+		return ""
+	}
+	b, err := readSecretFile(path)
+	if err != nil {
+		r.fail(fileVar, err.Error())
+		return ""
+	}
+	r.from[name] = fileVar
+	s := string(b)
+	if mode&exact != 0 {
+		s = strings.TrimSuffix(strings.TrimSuffix(s, "\n"), "\r")
+	} else {
+		s = strings.TrimSpace(s)
+	}
+	if s == "" {
+		r.fail(fileVar, "names an empty file: "+path)
+	}
+	return s
+}
+
+// readSecretFile reads at most maxSecretFile bytes of path.
+func readSecretFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be read: %s", pathError(err))
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot be read: %s", pathError(err))
+	}
+	if len(b) > maxSecretFile {
+		return nil, fmt.Errorf("names a file larger than %d KiB, not a secret: %s", maxSecretFile>>10, path)
+	}
+	return b, nil
 }
 
 func (r *reader) fail(name, problem string) {

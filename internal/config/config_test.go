@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,12 @@ var keyPEM = func() string {
 
 // keyBody is a piece of the key's base64 body, to look for in errors.
 var keyBody = strings.Split(keyPEM, "\n")[2]
+
+// exportTok and redisPW are secrets long enough to be taken.
+const (
+	exportTok = "export-token-value-77ab"
+	redisPW   = "redis-password-0123"
+)
 
 func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
@@ -71,8 +78,8 @@ func TestEachBadValueNamesItsVariable(t *testing.T) {
 		{Webhook, map[string]string{"QUEEN_REDIS_URL": "redis+cluster://n1:x"}, nil, "QUEEN_REDIS_URL"},
 		{Webhook, map[string]string{"QUEEN_REDIS_URL": "redis://h/db"}, nil, "QUEEN_REDIS_URL"},
 		{Webhook, map[string]string{"QUEEN_REDIS_URL": "redis://redis-pw-value@h:6379"}, nil, "QUEEN_REDIS_URL"},
-		{Webhook, map[string]string{"QUEEN_REDIS_URL": "redis://:redis-pw-value@h:6379", "QUEEN_REDIS_PASSWORD": "redis-pw-value"}, nil, "QUEEN_REDIS_PASSWORD"},
-		{Worker, map[string]string{"QUEEN_REDIS_SENTINEL_PASSWORD": "redis-pw-value"}, nil, "QUEEN_REDIS_SENTINEL_PASSWORD"},
+		{Webhook, map[string]string{"QUEEN_REDIS_URL": "redis://:redis-pw-value-0123@h:6379", "QUEEN_REDIS_PASSWORD": "redis-pw-value-0123"}, nil, "QUEEN_REDIS_PASSWORD"},
+		{Worker, map[string]string{"QUEEN_REDIS_SENTINEL_PASSWORD": "redis-pw-value-0123"}, nil, "QUEEN_REDIS_SENTINEL_PASSWORD"},
 		// queenctl needs no Redis, but a URL it is given must still be sound.
 		{CLI, map[string]string{"QUEEN_REDIS_URL": "redis+sentinel://s1:26379"}, nil, "QUEEN_REDIS_URL"},
 		{Webhook, nil, []string{"GITHUB_APP_ID"}, "GITHUB_APP_ID"},
@@ -93,7 +100,7 @@ func TestEachBadValueNamesItsVariable(t *testing.T) {
 		{Webhook, map[string]string{"QUEEN_AUDIT_MAXLEN": "-1"}, nil, "QUEEN_AUDIT_MAXLEN"},
 		{Webhook, map[string]string{"GITHUB_API_URL": "ftp://x"}, nil, "GITHUB_API_URL"},
 		{Worker, map[string]string{"QUEEN_EXPORT_URL": "https://export.example/queen/export"}, nil, "QUEEN_EXPORT_TOKEN"},
-		{Worker, map[string]string{"QUEEN_EXPORT_URL": "https://e.example/x", "QUEEN_EXPORT_TOKEN": "t"}, nil, "QUEEN_EXPORT_REPO"},
+		{Worker, map[string]string{"QUEEN_EXPORT_URL": "https://e.example/x", "QUEEN_EXPORT_TOKEN": exportTok}, nil, "QUEEN_EXPORT_REPO"},
 		{Worker, map[string]string{"QUEEN_EXPORT_REPO": "noslash"}, nil, "QUEEN_EXPORT_REPO"},
 		{CLI, nil, []string{"QUEEN_API_TOKEN"}, "QUEEN_API_TOKEN"},
 		// Secrets too short to resist guessing.
@@ -109,7 +116,7 @@ func TestEachBadValueNamesItsVariable(t *testing.T) {
 		{Webhook, map[string]string{"GITHUB_API_URL": "http://ghe.example.com/api/v3/"}, nil, "GITHUB_API_URL"},
 		{Worker, map[string]string{"GITHUB_GRAPHQL_URL": "http://ghe.example.com/api/graphql"}, nil, "GITHUB_GRAPHQL_URL"},
 		{Worker, map[string]string{"GITHUB_GIT_URL": "http://10.0.0.7/"}, nil, "GITHUB_GIT_URL"},
-		{Worker, map[string]string{"QUEEN_EXPORT_URL": "http://export.example/x", "QUEEN_EXPORT_TOKEN": "t", "QUEEN_EXPORT_REPO": "hive/t27"}, nil, "QUEEN_EXPORT_URL"},
+		{Worker, map[string]string{"QUEEN_EXPORT_URL": "http://export.example/x", "QUEEN_EXPORT_TOKEN": exportTok, "QUEEN_EXPORT_REPO": "hive/t27"}, nil, "QUEEN_EXPORT_URL"},
 		{Worker, map[string]string{"GITHUB_API_URL": "http://127.0.0.1.example.com/"}, nil, "GITHUB_API_URL"},
 		{Worker, map[string]string{"GITHUB_API_URL": "http://localhost.example.com/"}, nil, "GITHUB_API_URL"},
 		{Worker, map[string]string{"QUEEN_ALLOW_INSECURE_URLS": "sure"}, nil, "QUEEN_ALLOW_INSECURE_URLS"},
@@ -131,7 +138,7 @@ func TestEachBadValueNamesItsVariable(t *testing.T) {
 		if !strings.HasPrefix(msg, tc.variable+":") || strings.Contains(msg, "\n") {
 			t.Errorf("%v %v: error %q, want one line starting with %s", tc.set, tc.unset, msg, tc.variable)
 		}
-		for _, secret := range []string{"s3cret-value-5e0c", "api-token-value-91d4", "short-secret-15", "short-token-15c", keyBody, "redis-pw-value"} {
+		for _, secret := range []string{"s3cret-value-5e0c", "api-token-value-91d4", "short-secret-15", "short-token-15c", keyBody, "redis-pw-value", exportTok} {
 			if strings.Contains(msg, secret) {
 				t.Errorf("error %q leaks a secret", msg)
 			}
@@ -143,7 +150,7 @@ func TestPlainHTTPOnlyOnLoopbackOrWhenAllowed(t *testing.T) {
 	for _, u := range []string{"http://127.0.0.1:9999/", "http://127.8.0.1/", "http://[::1]:8080/", "http://localhost:8080/", "http://LOCALHOST/"} {
 		m := base()
 		m["GITHUB_API_URL"], m["GITHUB_GIT_URL"] = u, u
-		m["QUEEN_EXPORT_URL"], m["QUEEN_EXPORT_TOKEN"], m["QUEEN_EXPORT_REPO"] = u+"export", "t", "hive/t27"
+		m["QUEEN_EXPORT_URL"], m["QUEEN_EXPORT_TOKEN"], m["QUEEN_EXPORT_REPO"] = u+"export", exportTok, "hive/t27"
 		if _, err := Load(Worker, env(m)); err != nil {
 			t.Errorf("%s on loopback: %v", u, err)
 		}
@@ -232,9 +239,9 @@ func TestRedisTakesEachFormWithItsPasswords(t *testing.T) {
 		mode                            redisconn.Mode
 		addrs                           []string
 	}{
-		{"rediss://redis.internal:6380/2", "pw", "", redisconn.Single, []string{"redis.internal:6380"}},
-		{"redis+sentinel://s1:26379,s2:26379,s3:26379/queen/1", "pw", "spw", redisconn.Sentinel, []string{"s1:26379", "s2:26379", "s3:26379"}},
-		{"redis+cluster://n1:6379,n2:6379,n3:6379", " pw with spaces ", "", redisconn.Cluster, []string{"n1:6379", "n2:6379", "n3:6379"}},
+		{"rediss://redis.internal:6380/2", redisPW, "", redisconn.Single, []string{"redis.internal:6380"}},
+		{"redis+sentinel://s1:26379,s2:26379,s3:26379/queen/1", redisPW, "sentinel-pw-0123456", redisconn.Sentinel, []string{"s1:26379", "s2:26379", "s3:26379"}},
+		{"redis+cluster://n1:6379,n2:6379,n3:6379", " pw with spaces 0123 ", "", redisconn.Cluster, []string{"n1:6379", "n2:6379", "n3:6379"}},
 	}
 	for _, c := range cases {
 		m := base()
@@ -250,5 +257,130 @@ func TestRedisTakesEachFormWithItsPasswords(t *testing.T) {
 		if s.Mode != c.mode || !reflect.DeepEqual(s.Addrs, c.addrs) || s.Password != c.password || s.SentinelPassword != c.sentinelPassword {
 			t.Fatalf("%s: %+v", c.url, s)
 		}
+	}
+}
+
+// secretVars are every secret's variable and a value Load takes for it
+// (the sentinel password with a Sentinel URL).
+var secretVars = map[string]string{
+	"GITHUB_WEBHOOK_SECRET":          "s3cret-value-5e0c",
+	"GITHUB_WEBHOOK_SECRET_PREVIOUS": "old-secret-value-0a1b",
+	"QUEEN_API_TOKEN":                "api-token-value-91d4",
+	"QUEEN_EXPORT_TOKEN":             exportTok,
+	"QUEEN_REDIS_PASSWORD":           redisPW,
+	"QUEEN_REDIS_SENTINEL_PASSWORD":  "sentinel-pw-0123456",
+}
+
+func withSentinel(m map[string]string) map[string]string {
+	m["QUEEN_REDIS_URL"] = "redis+sentinel://s1:26379,s2:26379/queen"
+	return m
+}
+
+// Each secret comes from its *_FILE as it would from its variable, so the
+// chart and compose mount secrets as files; a final line break is not part
+// of it.
+func TestEverySecretHasAFileVariant(t *testing.T) {
+	dir := t.TempDir()
+	for name, value := range secretVars {
+		for _, content := range []string{value, value + "\n", value + "\r\n"} {
+			m := withSentinel(base())
+			delete(m, name)
+			file := filepath.Join(dir, name)
+			if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			m[name+"_FILE"] = file
+			c, err := Load(Webhook, env(m))
+			if err != nil {
+				t.Fatalf("%s_FILE holding %q: %v", name, content, err)
+			}
+			got := map[string]string{
+				"GITHUB_WEBHOOK_SECRET": c.WebhookSecret, "GITHUB_WEBHOOK_SECRET_PREVIOUS": c.WebhookSecretPrev,
+				"QUEEN_API_TOKEN": c.APIToken, "QUEEN_EXPORT_TOKEN": c.ExportToken,
+				"QUEEN_REDIS_PASSWORD": c.RedisPassword, "QUEEN_REDIS_SENTINEL_PASSWORD": c.RedisSentinelPassword,
+			}[name]
+			if got != value {
+				t.Errorf("%s_FILE holding %q: read %q, want %q", name, content, got, value)
+			}
+			if !slices.Contains(c.Secrets(), value) {
+				t.Errorf("%s_FILE: Secrets() %q lacks its value", name, c.Secrets())
+			}
+		}
+	}
+}
+
+// A *_FILE that cannot stand is refused naming it: set beside its
+// variable, unreadable, empty, too large, or holding a short secret.
+func TestSecretFileErrorsNameTheFileVariable(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	empty, big, short := write("empty", "\n"), write("big", strings.Repeat("x", 1<<20)), write("short", "short-secret-15\n")
+	for name, value := range secretVars {
+		good := write(name, value)
+		for what, set := range map[string]map[string]string{
+			"both":        {name: value, name + "_FILE": good},
+			"missing":     {name + "_FILE": filepath.Join(dir, "missing")},
+			"empty":       {name + "_FILE": empty},
+			"too large":   {name + "_FILE": big},
+			"short":       {name + "_FILE": short},
+			"a directory": {name + "_FILE": dir},
+		} {
+			if what == "missing" && name == "GITHUB_WEBHOOK_SECRET_PREVIOUS" {
+				continue // below
+			}
+			m := withSentinel(base())
+			delete(m, name)
+			for k, v := range set {
+				m[k] = v
+			}
+			_, err := Load(Webhook, env(m))
+			if err == nil || !strings.HasPrefix(err.Error(), name+"_FILE:") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s_FILE %s: %v, want one line naming %s_FILE", name, what, err, name)
+				continue
+			}
+			if strings.Contains(err.Error(), value) || strings.Contains(err.Error(), "short-secret-15") {
+				t.Errorf("%s_FILE %s: error %q holds the secret", name, what, err)
+			}
+		}
+	}
+}
+
+// Every binary refuses every short secret it is given, used or not: its
+// logger masks them all, and a one-character webhook secret in the
+// worker's environment masked that character in each of its lines.
+func TestEveryRoleRefusesEveryShortSecret(t *testing.T) {
+	for _, role := range []Role{Webhook, Worker, CLI} {
+		for name := range secretVars {
+			m := withSentinel(base())
+			m[name] = "short-secret-15"
+			_, err := Load(role, env(m))
+			if err == nil || !strings.HasPrefix(err.Error(), name+": must be at least 16 characters") {
+				t.Errorf("%v with a 15-character %s: %v, want an error naming it", role, name, err)
+			}
+		}
+		m := base()
+		m["QUEEN_REDIS_URL"] = "redis://:short-pw@127.0.0.1:6379/0"
+		if _, err := Load(role, env(m)); err == nil || !strings.HasPrefix(err.Error(), "QUEEN_REDIS_URL: its password must be at least 16") ||
+			strings.Contains(err.Error(), "short-pw") {
+			t.Errorf("%v with a short password in QUEEN_REDIS_URL: %v", role, err)
+		}
+	}
+}
+
+// The chart mounts the previous webhook secret, an optional key of its
+// Secret, only while rotating: a file that is not there is no previous
+// secret, where any other missing secret file stops the binary.
+func TestAnAbsentPreviousSecretFileIsNoPreviousSecret(t *testing.T) {
+	m := base()
+	m["GITHUB_WEBHOOK_SECRET_PREVIOUS_FILE"] = filepath.Join(t.TempDir(), "webhook-secret-previous")
+	c, err := Load(Webhook, env(m))
+	if err != nil || c.WebhookSecretPrev != "" {
+		t.Fatalf("absent previous secret file: %v, previous %q; want it unset", err, c.WebhookSecretPrev)
 	}
 }

@@ -1,19 +1,20 @@
 package config
 
-import "net/url"
-
 // Secrets lists c's secret values (webhook secrets, tokens, the Redis
-// password), for a logger to redact wherever they would appear.
+// passwords, the URL's included), for a logger to redact wherever they
+// would appear. Load has held each to MinSecretLen.
 func (c *Config) Secrets() []string {
 	out := []string{}
-	for _, s := range []string{c.WebhookSecret, c.WebhookSecretPrev, c.APIToken, c.ExportToken} {
-		if s != "" {
-			out = append(out, s)
+	all := []string{c.WebhookSecret, c.WebhookSecretPrev, c.APIToken, c.ExportToken,
+		c.RedisPassword, c.RedisSentinelPassword}
+	if c.RedisURL != "" && c.RedisPassword == "" {
+		if s, err := c.Redis(); err == nil {
+			all = append(all, s.Password) // the URL's own
 		}
 	}
-	if u, err := url.Parse(c.RedisURL); err == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			out = append(out, p)
+	for _, s := range all {
+		if s != "" {
+			out = append(out, s)
 		}
 	}
 	return out

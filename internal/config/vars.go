@@ -49,20 +49,36 @@ var (
 	worker   = []Role{Worker}
 	cli      = []Role{CLI}
 	duration = "a duration such as 30s or 10m; 0s turns it off"
+	atLeast  = fmt.Sprintf("at least %d characters, in every binary given it", MinSecretLen)
 )
+
+// fileOf is the variable file of the secret name: the path of a file
+// holding its value, for the chart and compose to mount secrets as files.
+func fileOf(file, name string, roles []Role) Var {
+	return Var{Name: file, Meaning: fileMeaning(name), Roles: roles}
+}
+
+func fileMeaning(name string) string {
+	return "path of a file holding the value of " + name + " instead (a mounted secret; a final line break is not part of it); not both"
+}
 
 // Vars lists every variable, in the order the help shows them.
 var Vars = []Var{
 	{Name: "QUEEN_REDIS_URL", Meaning: "the Redis holding the queue and the ledger (noeviction, AOF): redis[s]://host:port/db, redis[s]+sentinel://h1:26379,h2:26379/MASTER[/DB] or redis[s]+cluster://h1:6379,h2:6379",
 		Roles: both, Required: both},
-	{Name: "QUEEN_REDIS_PASSWORD", Meaning: "the Redis data nodes' password, when not in QUEEN_REDIS_URL", Roles: both},
-	{Name: "QUEEN_REDIS_SENTINEL_PASSWORD", Meaning: "the sentinels' own password (Sentinel form)", Roles: both},
+	{Name: "QUEEN_REDIS_PASSWORD", Meaning: "the Redis data nodes' password, when not in QUEEN_REDIS_URL; " + atLeast, Roles: both},
+	fileOf("QUEEN_REDIS_PASSWORD_FILE", "QUEEN_REDIS_PASSWORD", both),
+	{Name: "QUEEN_REDIS_SENTINEL_PASSWORD", Meaning: "the sentinels' own password (Sentinel form); " + atLeast, Roles: both},
+	fileOf("QUEEN_REDIS_SENTINEL_PASSWORD_FILE", "QUEEN_REDIS_SENTINEL_PASSWORD", both),
 	{Name: "GITHUB_APP_ID", Meaning: "the GitHub App's id", Roles: app, Required: app},
 	{Name: "GITHUB_APP_PRIVATE_KEY_FILE", Meaning: "path of the App's PEM private key (or GITHUB_APP_PRIVATE_KEY)",
 		Roles: app, Required: app},
 	{Name: "GITHUB_APP_PRIVATE_KEY", Meaning: "the App's PEM private key itself, instead of the file", Roles: app},
-	{Name: "GITHUB_WEBHOOK_SECRET", Meaning: "the webhook secret deliveries are signed with", Roles: webhook, Required: webhook},
-	{Name: "GITHUB_WEBHOOK_SECRET_PREVIOUS", Meaning: "the previous webhook secret, also accepted while rotating", Roles: webhook},
+	{Name: "GITHUB_WEBHOOK_SECRET", Meaning: "the webhook secret deliveries are signed with; " + atLeast, Roles: webhook, Required: webhook},
+	fileOf("GITHUB_WEBHOOK_SECRET_FILE", "GITHUB_WEBHOOK_SECRET", webhook),
+	{Name: "GITHUB_WEBHOOK_SECRET_PREVIOUS", Meaning: "the previous webhook secret, also accepted while rotating; " + atLeast, Roles: webhook},
+	{Name: "GITHUB_WEBHOOK_SECRET_PREVIOUS_FILE", Meaning: fileMeaning("GITHUB_WEBHOOK_SECRET_PREVIOUS") +
+		"; a file that does not exist is no previous secret (a Secret's optional key, mounted only while rotating)", Roles: webhook},
 	{Name: "GITHUB_API_URL", Meaning: "GitHub's REST base, used verbatim (Enterprise: https://HOST/api/v3/)",
 		Default: "https://api.github.com/", Roles: app},
 	{Name: "GITHUB_GRAPHQL_URL", Meaning: "GitHub's GraphQL endpoint", DefaultText: "derived from GITHUB_API_URL", Roles: worker},
@@ -70,10 +86,11 @@ var Vars = []Var{
 		Roles: []Role{Webhook, Worker, CLI, Deliveries}},
 	{Name: "GITHUB_GIT_URL", Meaning: "base URL of git fetch and push", Default: "https://github.com/", Roles: worker},
 	{Name: "QUEEN_LISTEN", Meaning: "address of the webhook receiver (POST /webhook)", Default: DefaultListen, Roles: webhook},
-	{Name: "QUEEN_API_LISTEN", Meaning: "address of /healthz, /readyz, /metrics (and the claims API on webhook)",
+	{Name: "QUEEN_API_LISTEN", Meaning: "address of /healthz, /readyz, /metrics (and the claims API on webhook); the default is every interface, where probes and scrapes reach a pod; on a shared host use 127.0.0.1:PORT",
 		PerRole: map[Role]string{Webhook: DefaultWebhookAPIListen, Worker: DefaultWorkerAPIListen}, Roles: both},
-	{Name: "QUEEN_API_TOKEN", Meaning: "bearer token of the claims API (/v1/*)", Roles: []Role{Webhook, CLI},
+	{Name: "QUEEN_API_TOKEN", Meaning: "bearer token of the claims API (/v1/*); " + atLeast, Roles: []Role{Webhook, CLI},
 		Required: []Role{Webhook, CLI}},
+	fileOf("QUEEN_API_TOKEN_FILE", "QUEEN_API_TOKEN", []Role{Webhook, CLI}),
 	{Name: "QUEEN_API_URL", Meaning: "where queenctl finds the claims API", Default: DefaultQueenAPI, Roles: cli},
 	{Name: "QUEEN_FREE_CLOSED_PR", Meaning: "free by accept_claim; off records would_free only",
 		Default: "off", Roles: both},
@@ -81,8 +98,9 @@ var Vars = []Var{
 		Default: "off", Roles: both},
 	{Name: "QUEEN_REVIEW_FIRST", Meaning: "apply the review-first admission", Default: "off", Roles: webhook},
 	{Name: "QUEEN_EXPORT_URL", Meaning: "the Queen's export API", DefaultText: "unset: no export push", Roles: worker},
-	{Name: "QUEEN_EXPORT_TOKEN", Meaning: "bearer token of the export API", Roles: worker, Required: worker,
+	{Name: "QUEEN_EXPORT_TOKEN", Meaning: "bearer token of the export API; " + atLeast, Roles: worker, Required: worker,
 		RequiredWith: "QUEEN_EXPORT_URL"},
+	fileOf("QUEEN_EXPORT_TOKEN_FILE", "QUEEN_EXPORT_TOKEN", worker),
 	{Name: "QUEEN_EXPORT_REPO", Meaning: "owner/name whose accepted work the export holds", Roles: worker, Required: worker,
 		RequiredWith: "QUEEN_EXPORT_URL"},
 	{Name: "QUEEN_EXPORT_DRY_RUN", Meaning: "decide and record the export push, push and open nothing",

@@ -33,7 +33,7 @@ func full(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	return map[string]string{
-		"QUEEN_REDIS_URL":             "redis://:pw-redis-0123@127.0.0.1:6379/0",
+		"QUEEN_REDIS_URL":             "redis://:pw-redis-0123456789@127.0.0.1:6379/0",
 		"GITHUB_APP_ID":               "42",
 		"GITHUB_APP_PRIVATE_KEY_FILE": key,
 		"GITHUB_WEBHOOK_SECRET":       "hook-secret-0123456789",
@@ -197,7 +197,7 @@ func TestWriteVarsMarksRequiredAndShowsDefaults(t *testing.T) {
 	for name, want := range map[string]string{
 		"QUEEN_REDIS_URL":    "QUEEN_REDIS_URL * the Redis holding the queue",
 		"QUEEN_API_LISTEN":   "default :8082",
-		"QUEEN_EXPORT_TOKEN": "* bearer token of the export API; required with QUEEN_EXPORT_URL",
+		"QUEEN_EXPORT_TOKEN": "* bearer token of the export API; at least 16 characters, in every binary given it; required with QUEEN_EXPORT_URL",
 	} {
 		if !strings.Contains(lines[name], want) {
 			t.Errorf("%s: %q, want it to contain %q", name, lines[name], want)
@@ -215,7 +215,7 @@ func TestSecretsNameEverySecretValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(c.Secrets(), " ")
-	for _, s := range []string{"pw-redis-0123", "api-token-0123456789", "export-token-0123456789"} {
+	for _, s := range []string{"pw-redis-0123456789", "api-token-0123456789", "export-token-0123456789", "hook-secret-0123456789"} {
 		if !strings.Contains(got, s) {
 			t.Errorf("Secrets() %q lacks %s", got, s)
 		}
