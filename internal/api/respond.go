@@ -113,7 +113,8 @@ func parseIssue(s string) (int64, error) {
 	return n, nil
 }
 
-// readObject reads a capped JSON body that must be one object.
+// readObject reads a capped JSON body that must be one object, each name
+// of each of its objects given once.
 func readObject(w *responseWriter, r *request) (map[string]json.RawMessage, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
@@ -134,6 +135,9 @@ func readObject(w *responseWriter, r *request) (map[string]json.RawMessage, erro
 	obj, err := dispatch.DecodeObject(buf.Bytes())
 	if err != nil {
 		return nil, badRequest("body: " + err.Error())
+	}
+	if name := duplicateName(buf.Bytes()); name != "" {
+		return nil, badField(name, "given more than once")
 	}
 	return obj, nil
 }
