@@ -132,7 +132,7 @@ func (w *Worker) ExportPush(ctx context.Context, t *asynq.Task) error {
 	var failure error
 	var until time.Time // set when the PR waits for a turn
 	if perr != nil {
-		failure = w.pushFailure(perr)
+		failure = w.pushFailure(inst, perr)
 		var ny *notYet
 		var we *retry.WaitError
 		switch {
@@ -173,7 +173,7 @@ func (w *Worker) ExportPush(ctx context.Context, t *asynq.Task) error {
 }
 
 // pushFailure is what asynq should do after a failed push.
-func (w *Worker) pushFailure(err error) error {
+func (w *Worker) pushFailure(inst int64, err error) error {
 	var ny *notYet
 	switch {
 	case errors.As(err, &ny):
@@ -181,7 +181,7 @@ func (w *Worker) pushFailure(err error) error {
 	case errors.Is(err, export.ErrLeaseLost):
 		return fmt.Errorf("export push: %w", err) // re-read and retry
 	case githubapp.Classify(err) == githubapp.RateLimited:
-		return w.githubFailure(err)
+		return w.githubFailure(inst, err)
 	case githubapp.Classify(err) == githubapp.BadAnswer:
 		return err // each try counts: waiting would park it forever
 	case export.IsRetryable(err):

@@ -332,11 +332,18 @@ func (e *env) serve(delay time.Duration) { e.t.Helper(); e.serveN(6, delay) }
 // serveN is serve with n tasks at once.
 func (e *env) serveN(n int, delay time.Duration) {
 	e.t.Helper()
+	e.serveWith(n, func(int, error, *asynq.Task) time.Duration { return delay })
+}
+
+// serveWith is serveN with the retry policy delay (retry.Delay: the
+// worker's own).
+func (e *env) serveWith(n int, delay asynq.RetryDelayFunc) {
+	e.t.Helper()
 	srv := asynq.NewServerFromRedisClient(e.rdb, asynq.Config{
 		Concurrency:              n,
 		Queues:                   map[string]int{tasks.Queue: 1},
 		IsFailure:                retry.IsFailure,
-		RetryDelayFunc:           func(int, error, *asynq.Task) time.Duration { return delay },
+		RetryDelayFunc:           delay,
 		TaskCheckInterval:        20 * time.Millisecond,
 		DelayedTaskCheckInterval: 50 * time.Millisecond,
 		ShutdownTimeout:          5 * time.Second,

@@ -26,7 +26,7 @@ func (w *Worker) Redeliver(ctx context.Context, t *asynq.Task) error {
 		log.Warn("redelivery incomplete", "since", rep.Since, "listed", rep.Listed,
 			"redelivered", rep.Redelivered, "err", err)
 		if githubapp.Classify(err) == githubapp.RateLimited {
-			return w.githubFailure(err)
+			return w.githubFailure(appLimits, err)
 		}
 		return err
 	}

@@ -55,11 +55,11 @@ func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
 	// the reads of other tasks of the repository (readBranch).
 	prs, sent, err := w.readBranch(ctx, inst, owner, name, branch)
 	if err != nil {
-		err = w.githubFailure(err)
+		err = w.githubFailure(inst, err)
 		log.Warn("pull requests unread: nothing decided", "branch", branch, "err", err)
 		return err
 	}
-	w.githubAnswered()
+	w.githubAnswered(inst)
 
 	// Right after a close (or reopen) GitHub can still list the old state.
 	if stale := staleHint(p, prs); stale != "" {

@@ -118,9 +118,13 @@ type Worker struct {
 	pub     *export.Publisher // template; nil when the export is off
 	orphans prometheus.Gauge
 
-	github  retry.Outage // GitHub reads failing across tasks
-	limited retry.Outage // secondary rate limits that named no wait, across tasks
-	export  retry.Outage // export pushes failing across tasks
+	// Outages, across the tasks of this worker. GitHub failing (5xx,
+	// timeouts, GraphQL INTERNAL) fails every installation's calls alike;
+	// a secondary rate limit that named no wait is one installation's own
+	// (appLimits: the App's calls as itself).
+	github  retry.Outage
+	limited retry.Outages[int64]
+	export  retry.Outage // the export or git failing
 
 	pace *pacer // PR-creation turns per installation, in Redis
 
@@ -173,7 +177,7 @@ func New(d Deps) *Worker {
 		slots: map[int64]chan struct{}{}, batches: map[batchKey]*readBatch{},
 		pace: &pacer{rdb: d.RDB, gap: d.WriteSpacing, perMinute: d.PRsPerMinute, perHour: d.PRsPerHour,
 			maxWait: d.PaceMaxWait, now: d.Now},
-		limited: retry.Outage{Base: 2 * SecondaryLimitWait, Max: MaxSecondaryLimitWait, Floor: SecondaryLimitWait}}
+		limited: retry.Outages[int64]{Base: SecondaryLimitWait, Max: MaxSecondaryLimitWait, Floor: SecondaryLimitWait}}
 	if w.m == nil {
 		w.m = metrics.NewWorker(prometheus.NewRegistry())
 	}
@@ -292,21 +296,26 @@ func (w *Worker) installation(ctx context.Context, repo string) (int64, error) {
 }
 
 // Waits of a secondary rate limit that named none: GitHub's guidance is at
-// least a minute, growing at each repeat.
+// least a minute, then exponentially longer while retries fail.
 const (
 	SecondaryLimitWait    = time.Minute
 	MaxSecondaryLimitWait = 30 * time.Minute
 )
 
-// githubFailure turns a failed GitHub call into what asynq should do: wait
-// out a rate limit or an outage without spending the budget, archive a
-// refusal, retry an unusable answer against the budget; never decide anything.
-func (w *Worker) githubFailure(err error) error {
+// appLimits keys the rate limits of the App's calls as itself (JWT: the
+// webhook deliveries), which are no installation's.
+const appLimits int64 = 0
+
+// githubFailure turns a failed GitHub call of installation inst into what
+// asynq should do: wait out a rate limit or an outage without spending the
+// budget, archive a refusal, retry an unusable answer against the budget;
+// never decide anything.
+func (w *Worker) githubFailure(inst int64, err error) error {
 	switch githubapp.Classify(err) {
 	case githubapp.RateLimited:
 		d, _ := githubapp.WaitFor(err)
 		if !githubapp.NamedWait(err) {
-			d = w.limited.Fail(w.now())
+			d = w.limited.Fail(inst, w.now())
 		}
 		return retry.Wait(d, "github rate limited", err)
 	case githubapp.Permanent:
@@ -317,10 +326,11 @@ func (w *Worker) githubFailure(err error) error {
 	return retry.Wait(w.github.Fail(w.now()), "github unavailable", err)
 }
 
-// githubAnswered ends the outage and rate-limit backoffs.
-func (w *Worker) githubAnswered() {
+// githubAnswered ends GitHub's outage and installation inst's rate-limit
+// backoff.
+func (w *Worker) githubAnswered(inst int64) {
 	w.github.Succeed()
-	w.limited.Succeed()
+	w.limited.Succeed(inst)
 }
 
 // claimOutcome is the metric label of a ledger decision.
