@@ -18,6 +18,7 @@ import (
 	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
+	"github.com/queen-app/queen-app/internal/redirect"
 )
 
 // maxResponseBytes caps an answer read into memory; a page of MaxLimit
@@ -36,7 +37,10 @@ type Client struct {
 }
 
 // New returns a client of the API at baseURL (http or https) that sends
-// token as its bearer token. A nil hc is http.DefaultClient.
+// token as its bearer token, over hc (nil: a client of its own). Whatever
+// hc's own policy, a redirect is followed only within the API's origin
+// (redirect.Check): Go's client would send the token again to the same
+// host on another port or over plain http.
 func New(baseURL, token string, hc *http.Client) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -48,10 +52,7 @@ func New(baseURL, token string, hc *http.Client) (*Client, error) {
 	if token == "" {
 		return nil, errors.New("apiclient: token is empty")
 	}
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	return &Client{base: strings.TrimSuffix(u.String(), "/"), token: token, hc: hc}, nil
+	return &Client{base: strings.TrimSuffix(u.String(), "/"), token: token, hc: redirect.Client(hc)}, nil
 }
 
 // Error is an answer other than 2xx.

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,5 +224,42 @@ func TestClientExportPush(t *testing.T) {
 	}
 	if _, err := c.ExportPush(ctx, "hive/t27", 99, false); !apiclient.IsNotFound(err) {
 		t.Fatalf("push of an unknown row: %v, want 404", err)
+	}
+}
+
+// A redirect to another port or scheme of the API's host is refused before
+// anything is sent there: Go's client would have sent the token along
+// (it drops Authorization only for another host).
+func TestTheTokenNeverFollowsARedirectOffTheAPI(t *testing.T) {
+	var leaked atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"claims": [], "next_cursor": ""}`))
+	}))
+	t.Cleanup(other.Close)
+	for name, target := range map[string]string{
+		"another port":   other.URL,
+		"another scheme": strings.Replace(other.URL, "http://", "https://", 1),
+	} {
+		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+		}))
+		t.Cleanup(front.Close)
+		for _, hc := range []*http.Client{nil, {Timeout: 5 * time.Second}} {
+			c, err := apiclient.New(front.URL, token, hc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.List(context.Background(), apiclient.ListOptions{})
+			if err == nil || !strings.Contains(err.Error(), "refused") || strings.Contains(err.Error(), token) {
+				t.Errorf("%s: %v, want the redirect refused", name, err)
+			}
+		}
+	}
+	if leaked.Load() != 0 {
+		t.Fatalf("the token reached another port %d times", leaked.Load())
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/redact"
+	"github.com/queen-app/queen-app/internal/redirect"
 )
 
 // Defaults of a Client. The listing is computed live by the export (three
@@ -55,7 +56,10 @@ type Client struct {
 // NewClient returns a client of the export at baseURL (for example
 // https://host/queen/export) sending token as a Bearer credential.
 // httpClient nil means a client of its own; its Timeout is not used, the
-// client's per-call timeouts are.
+// client's per-call timeouts are. Whatever its own policy, a redirect is
+// followed only within the export's origin (redirect.Check): Go's client
+// would send the token again to the same host on another port or over
+// plain http.
 func NewClient(baseURL, token string, httpClient *http.Client) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -63,9 +67,6 @@ func NewClient(baseURL, token string, httpClient *http.Client) (*Client, error) 
 	}
 	if u.User != nil {
 		return nil, errors.New("export URL: credentials belong in the token, not the URL")
-	}
-	if httpClient == nil {
-		httpClient = &http.Client{}
 	}
 	return &Client{
 		ListTimeout:   DefaultListTimeout,
@@ -76,7 +77,7 @@ func NewClient(baseURL, token string, httpClient *http.Client) (*Client, error) 
 		MaxBody:       DefaultMaxBody,
 		base:          u,
 		token:         token,
-		http:          httpClient,
+		http:          redirect.Client(httpClient),
 	}, nil
 }
 

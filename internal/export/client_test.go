@@ -166,3 +166,40 @@ func TestAnEchoedExportTokenNeverLeaksWhereverItIsCut(t *testing.T) {
 		}
 	}
 }
+
+// A redirect to another port or scheme of the export's host is refused
+// before anything is sent there: Go's client would have sent the token
+// along (it drops Authorization only for another host).
+func TestTheExportTokenNeverFollowsARedirectOffTheExport(t *testing.T) {
+	var leaked atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Add(1)
+		}
+		fmt.Fprint(w, `{"base": "origin/master", "count": 0, "branches": []}`)
+	}))
+	t.Cleanup(other.Close)
+	for name, target := range map[string]string{
+		"another port":   other.URL,
+		"another scheme": strings.Replace(other.URL, "http://", "https://", 1),
+	} {
+		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target+r.URL.RequestURI(), http.StatusFound)
+		}))
+		t.Cleanup(front.Close)
+		for _, hc := range []*http.Client{nil, {}} {
+			c, err := NewClient(front.URL+"/queen/export", exportToken, hc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Retries = 0
+			_, err = c.List(context.Background())
+			if err == nil || !strings.Contains(err.Error(), "refused") || leak(err.Error(), exportToken) != "" {
+				t.Errorf("%s: %v, want the redirect refused", name, err)
+			}
+		}
+	}
+	if leaked.Load() != 0 {
+		t.Fatalf("the token reached another port %d times", leaked.Load())
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/queen-app/queen-app/internal/redact"
+	"github.com/queen-app/queen-app/internal/redirect"
 )
 
 // DefaultAPIURL is the REST base of github.com.
@@ -53,7 +54,6 @@ type App struct {
 	api        *url.URL
 	graphqlURL string
 	base       http.RoundTripper
-	origins    origins // where redirects may lead
 	timeout    time.Duration
 	userAgent  string
 	appClient  *github.Client
@@ -94,8 +94,7 @@ func New(cfg Config) (*App, error) {
 	if gql == "" {
 		gql = GraphQLURLFor(api.String())
 	}
-	gqlURL, err := parseBase(gql)
-	if err != nil {
+	if _, err := parseBase(gql); err != nil {
 		return nil, fmt.Errorf("githubapp: GraphQLURL: %v", err)
 	}
 	a := &App{
@@ -103,7 +102,6 @@ func New(cfg Config) (*App, error) {
 		key:        key,
 		api:        api,
 		graphqlURL: gql,
-		origins:    originsOf(api, gqlURL),
 		base:       http.DefaultTransport,
 		timeout:    defaultTimeout,
 		userAgent:  cfg.UserAgent,
@@ -189,10 +187,11 @@ func (a *App) appsTransport() *ghinstallation.AppsTransport {
 	return atr
 }
 
-// client is an http.Client over tr that follows redirects only within the
-// API.
+// client is an http.Client over tr that follows a redirect only within the
+// origin of the request (redirect.Check): an answer from elsewhere decides
+// nothing.
 func (a *App) client(tr http.RoundTripper) *http.Client {
-	return &http.Client{Transport: tr, Timeout: a.timeout, CheckRedirect: a.origins.checkRedirect}
+	return &http.Client{Transport: tr, Timeout: a.timeout, CheckRedirect: redirect.Check}
 }
 
 func (a *App) newGitHub(hc *http.Client) *github.Client {
