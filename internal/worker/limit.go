@@ -51,7 +51,8 @@ func PaceKeys(installationID int64) (turns, hold, sent string) {
 
 // bookScript finds the earliest turn at or after now that keeps the gap to
 // the last turn, the minute's and the hour's count, and any hold; it books
-// it unless it is more than max_wait away. Returns {booked, turn_ms}.
+// it as ARGV[6] unless it is more than max_wait away. Returns {booked,
+// turn_ms}.
 var bookScript = redis.NewScript(`
 local now, gap, pmin, phour, maxw = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 3600000)
@@ -69,24 +70,33 @@ if phour > 0 then
   if #b > 0 and tonumber(b[2]) + 3600000 > t then t = tonumber(b[2]) + 3600000 end
 end
 if t - now > maxw then return {0, t} end
-redis.call('ZADD', KEYS[1], t, t .. ':' .. ARGV[6])
+redis.call('ZADD', KEYS[1], t, ARGV[6])
 redis.call('PEXPIRE', KEYS[1], t - now + 3600000)
 return {1, t}
 `)
 
-// sendScript stamps a send now unless the last one was less than ARGV[1]
-// milliseconds ago; it returns how many milliseconds are left to wait (0:
-// stamped, go). A turn is booked ahead; a caller woken late by its timer
-// would otherwise leave the next turn's request less than the gap behind.
-// Now is Redis's clock, the one clock every replica shares.
+// sendScript is the last look before a send. A turn is booked ahead, and
+// GitHub may ask for a pause meanwhile: a turn the hold (KEYS[2]) covers at
+// ARGV[2] is given back (ARGV[3] leaves the turns, KEYS[3]) and the answer
+// is {1, hold_ms}: book again. Otherwise it stamps the send now unless the
+// last one was less than ARGV[1] milliseconds ago: {0, ms left to wait},
+// {0, 0} stamped, go; a caller woken late by its timer would otherwise
+// leave the next turn's request less than the gap behind. The gap is on
+// Redis's clock, the one clock every replica shares; the hold on the
+// pacers' clock, as it was set and as turns are booked.
 var sendScript = redis.NewScript(`
+local hold = tonumber(redis.call('GET', KEYS[2]) or '0')
+if hold > tonumber(ARGV[2]) then
+  redis.call('ZREM', KEYS[3], ARGV[3])
+  return {1, hold}
+end
 local gap = tonumber(ARGV[1])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local last = tonumber(redis.call('GET', KEYS[1]) or '0')
-if last + gap > now then return last + gap - now end
+if last + gap > now then return {0, last + gap - now} end
 redis.call('SET', KEYS[1], now, 'PX', gap + 60000)
-return 0
+return {0, 0}
 `)
 
 // holdScript moves the installation's hold forward to ARGV[1], never back.
@@ -104,30 +114,58 @@ func (e *notYet) Error() string {
 	return "content-creating requests of this installation are paced: next turn at " + e.until.UTC().Format(time.RFC3339)
 }
 
+// turn is a booked turn: when, and its member in the turns.
+type turn struct {
+	at time.Time
+	id string
+}
+
 // wait books the installation's next turn and sleeps until it; a turn
-// further out than maxWait is not booked and comes back as a *notYet.
+// further out than maxWait is not booked and comes back as a *notYet. A
+// turn that a pause GitHub asked for meanwhile covers does not go: it is
+// booked again, after the pause (up to 30 booked turns across replicas
+// went out inside a Retry-After of 60 s).
 func (p *pacer) wait(ctx context.Context, installationID int64) error {
 	if p == nil || p.rdb == nil {
 		return ctx.Err()
 	}
-	now := p.now()
-	at, err := p.book(ctx, installationID, now)
-	if err != nil {
-		return err
-	}
-	_, _, sent := PaceKeys(installationID)
-	for d := at.Sub(now); ; {
-		if err := retry.Sleep(ctx, d); err != nil {
+	for {
+		now := p.now()
+		tn, err := p.book(ctx, installationID, now)
+		if err != nil {
 			return err
 		}
-		left, err := sendScript.Run(ctx, p.rdb, []string{sent}, p.sendGap().Milliseconds()).Int64()
+		sent, err := p.send(ctx, installationID, tn, tn.at.Sub(now))
+		if sent || err != nil {
+			return err
+		}
+	}
+}
+
+// send sleeps d, then takes turn tn: true when it is stamped and the
+// request may go, false when a hold covers it and it was given back.
+func (p *pacer) send(ctx context.Context, installationID int64, tn turn, d time.Duration) (bool, error) {
+	turns, hold, sent := PaceKeys(installationID)
+	for {
+		if err := retry.Sleep(ctx, d); err != nil {
+			return false, err
+		}
+		at := p.now()
+		if at.Before(tn.at) {
+			at = tn.at // a clock that has not moved: the turn is when it goes
+		}
+		res, err := sendScript.Run(ctx, p.rdb, []string{sent, hold, turns},
+			p.sendGap().Milliseconds(), at.UnixMilli(), tn.id).Int64Slice()
 		if err != nil {
-			return fmt.Errorf("pacing: %w", err)
+			return false, fmt.Errorf("pacing: %w", err)
 		}
-		if left <= 0 {
-			return nil
+		switch {
+		case res[0] == 1:
+			return false, nil
+		case res[1] <= 0:
+			return true, nil
 		}
-		d = time.Duration(left) * time.Millisecond
+		d = time.Duration(res[1]) * time.Millisecond
 	}
 }
 
@@ -140,23 +178,24 @@ func (p *pacer) sendGap() time.Duration {
 }
 
 // book takes the installation's earliest turn at or after now.
-func (p *pacer) book(ctx context.Context, installationID int64, now time.Time) (time.Time, error) {
+func (p *pacer) book(ctx context.Context, installationID int64, now time.Time) (turn, error) {
 	turns, hold, _ := PaceKeys(installationID)
+	id := randomID()
 	res, err := bookScript.Run(ctx, p.rdb, []string{turns, hold},
-		now.UnixMilli(), p.gap.Milliseconds(), p.perMinute, p.perHour, p.maxWait.Milliseconds(), randomID()).Int64Slice()
+		now.UnixMilli(), p.gap.Milliseconds(), p.perMinute, p.perHour, p.maxWait.Milliseconds(), id).Int64Slice()
 	if err != nil {
-		return time.Time{}, fmt.Errorf("pacing: %w", err)
+		return turn{}, fmt.Errorf("pacing: %w", err)
 	}
 	at := time.UnixMilli(res[1])
 	if res[0] == 0 {
-		return time.Time{}, &notYet{until: at}
+		return turn{}, &notYet{until: at}
 	}
-	return at, nil
+	return turn{at: at, id: id}, nil
 }
 
-// holdUntil books no turn of the installation before until: GitHub asked
-// for the pause (Retry-After, a secondary limit), and it holds for every
-// replica.
+// holdUntil sends no request of the installation before until: GitHub
+// asked for the pause (Retry-After, a secondary limit), and it holds for
+// every replica, for turns booked from now on and for those booked before.
 func (p *pacer) holdUntil(ctx context.Context, installationID int64, until time.Time) error {
 	if p == nil || p.rdb == nil {
 		return nil

@@ -31,11 +31,11 @@ func turns(t *testing.T, ps []*pacer, clk *testkit.Clock, inst int64, n int) []t
 	t.Helper()
 	var out []time.Duration
 	for i := 0; i < n; i++ {
-		at, err := ps[i%len(ps)].book(context.Background(), inst, clk.Now())
+		tn, err := ps[i%len(ps)].book(context.Background(), inst, clk.Now())
 		if err != nil {
 			t.Fatalf("turn %d: %v", i, err)
 		}
-		out = append(out, at.Sub(paceT0))
+		out = append(out, tn.at.Sub(paceT0))
 	}
 	return out
 }
@@ -121,6 +121,113 @@ func TestPacingHoldFromGitHub(t *testing.T) {
 	}
 	if got := turns(t, ps, clk, 2, 1); got[0] != 0 {
 		t.Fatalf("installation 2 held by installation 1's pause: %v", got[0])
+	}
+}
+
+// A pause GitHub asks for while turns are already booked holds them too:
+// no send of either replica goes before it ends, and each turn it covers is
+// given back and booked again after it, one gap apart.
+func TestPacingHoldStopsTurnsAlreadyBooked(t *testing.T) {
+	rdb := redistest.Start(t).Client()
+	const gap, n = 100 * time.Millisecond, 6
+	ps := make([]*pacer, 2) // two replicas
+	for i := range ps {
+		ps[i] = &pacer{rdb: rdb, gap: gap, perMinute: 80, perHour: 500, maxWait: time.Minute, now: time.Now}
+	}
+	ctx := t.Context()
+	turnsKey, _, _ := PaceKeys(1)
+	// A first pause books the turns from 1.5 s on: they wait when the next comes.
+	first := time.Now().Add(1500 * time.Millisecond)
+	if err := ps[0].holdUntil(ctx, 1, first); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		at  time.Time
+		err error
+	}
+	sends := make(chan result, n)
+	for i := range n {
+		go func() {
+			err := ps[i%2].wait(ctx, 1)
+			sends <- result{time.Now(), err}
+		}()
+	}
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if c, err := rdb.ZCard(ctx, turnsKey).Result(); err == nil && c == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d turns not booked within a second", n)
+		}
+	}
+	hold := time.Now().Add(2500 * time.Millisecond).Truncate(time.Millisecond)
+	if err := ps[1].holdUntil(ctx, 1, hold); err != nil {
+		t.Fatal(err)
+	}
+	if time.Now().After(first) {
+		t.Fatal("the second pause came after the booked turns were due: the test shows nothing")
+	}
+	for range n {
+		select {
+		case r := <-sends:
+			if r.err != nil {
+				t.Fatalf("wait: %v", r.err)
+			}
+			if r.at.Before(hold) {
+				t.Fatalf("a booked turn went out %s before GitHub's pause ended", hold.Sub(r.at))
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a turn never went out after the pause")
+		}
+	}
+	booked, err := rdb.ZRangeWithScores(ctx, turnsKey, 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(booked) != n {
+		t.Fatalf("%d turns booked, want the %d re-booked and the ones given back gone", len(booked), n)
+	}
+	for i, z := range booked {
+		at := time.UnixMilli(int64(z.Score))
+		if at.Before(hold) {
+			t.Fatalf("turn %d at %s, inside the pause that ended %s", i, at.Format(time.StampMilli), hold.Format(time.StampMilli))
+		}
+		if i > 0 && at.Sub(time.UnixMilli(int64(booked[i-1].Score))) < gap {
+			t.Fatalf("turns %d and %d re-booked less than %s apart", i-1, i, gap)
+		}
+	}
+}
+
+// A turn covered by a pause longer than a task waits is given back: the
+// push comes back when the pause ends, and no turn is left booked.
+func TestPacingHoldPastMaxWaitGivesTheTurnBack(t *testing.T) {
+	rdb := redistest.Start(t).Client()
+	p := &pacer{rdb: rdb, gap: 100 * time.Millisecond, perMinute: 80, perHour: 500, maxWait: time.Second, now: time.Now}
+	ctx := t.Context()
+	turnsKey, _, _ := PaceKeys(1)
+	if err := p.holdUntil(ctx, 1, time.Now().Add(700*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.wait(ctx, 1) }()
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if c, err := rdb.ZCard(ctx, turnsKey).Result(); err == nil && c == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no turn booked within a second")
+		}
+	}
+	hold := time.Now().Add(time.Minute).Truncate(time.Millisecond)
+	if err := p.holdUntil(ctx, 1, hold); err != nil {
+		t.Fatal(err)
+	}
+	var ny *notYet
+	if err := <-done; !errors.As(err, &ny) || !ny.until.Equal(hold) {
+		t.Fatalf("turn inside a pause of a minute: %v, want not yet, until the pause ends (%s)", err, hold)
+	}
+	if c, err := rdb.ZCard(ctx, turnsKey).Result(); err != nil || c != 0 {
+		t.Fatalf("%d turns left booked (%v), want the one given back gone", c, err)
 	}
 }
 
