@@ -70,6 +70,7 @@ type server struct {
 	log         *slog.Logger
 	requests    *prometheus.CounterVec
 	inFlight    serve.Limiter
+	auth        *authGuard
 	mux         *http.ServeMux
 }
 
@@ -94,6 +95,7 @@ func New(cfg Config) (http.Handler, error) {
 		exporters:   cfg.ExportWorkers,
 		log:         cfg.Logger,
 		inFlight:    serve.NewLimiter(MaxInFlight),
+		auth:        newAuthGuard(),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -223,15 +225,32 @@ func (s *server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	s.log.LogAttrs(r.Context(), level, "api request", attrs...)
 }
 
-// serve authenticates every request first, then bounds the requests in
-// flight, refuses a path ServeMux would redirect, and routes.
+// serve authenticates every request first (an address that keeps failing
+// waits, unread), then bounds the requests in flight, refuses a path
+// ServeMux would redirect, and routes.
 func (s *server) serve(w *responseWriter, r *http.Request) {
+	addr := clientAddr(r)
+	if wait := s.auth.waiting(addr, s.now()); wait > 0 {
+		secs := int((wait + time.Second - 1) / time.Second)
+		w.route = "throttled"
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		w.fail(http.StatusTooManyRequests, fmt.Sprintf("too many wrong bearer tokens from this address; retry in %d s", secs), "")
+		return
+	}
 	if !s.authorized(r) {
+		if ref := s.auth.failed(addr, s.now()); ref.log {
+			attrs := []slog.Attr{slog.String("client", addr), slog.Int("refused", ref.refused)}
+			if ref.wait > 0 {
+				attrs = append(attrs, slog.Duration("wait", ref.wait))
+			}
+			s.log.LogAttrs(r.Context(), slog.LevelWarn, "api authentication refused", attrs...)
+		}
 		w.route = "unauthorized"
 		w.Header().Set("WWW-Authenticate", `Bearer realm="queen-app"`)
 		w.fail(http.StatusUnauthorized, "missing or wrong bearer token in the Authorization header", "")
 		return
 	}
+	s.auth.succeeded(addr)
 	if !s.inFlight.Acquire() {
 		w.route = "busy"
 		serve.Refuse(w)
