@@ -82,7 +82,19 @@ func TestAReDispatchCountsOnlyItsOwnPullRequests(t *testing.T) {
 		t.Fatalf("the export does not see #30 at the judged head: %+v", p)
 	}
 
+	// A PR of this attempt closed at another head (opened before the
+	// Queen judged head2): accept_claim counts it, the export does not.
+	pr27 := PR{Number: 27, State: "closed", HeadSHA: head3, CreatedAt: at(time.Hour)}
+	read.Listed = []PR{pr24, pr27}
+	if got := r.Attempt().Count(read); got.ClosedUnmerged != 1 || !slices.Equal(got.Numbers, []int{27}) {
+		t.Fatalf("attempt 2 with #27 closed at another head: %+v, want #27 counted", got)
+	}
+	if p := r.Attempt().Publishing(read); p.Any() || !slices.Equal(p.Earlier, []int{24, 27}) {
+		t.Fatalf("the export counts #27, closed at another head: %+v", p)
+	}
+
 	// Without a dispatch time (a row recorded as before), every PR counts.
+	read.Listed = []PR{pr30, pr24}
 	r.DispatchedAt = nil
 	if got := r.Attempt().Count(read); got.ClosedUnmerged != 2 || len(got.Earlier) != 0 {
 		t.Fatalf("no dispatch time: %+v, want both PRs counted", got)

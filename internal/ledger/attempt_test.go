@@ -94,8 +94,8 @@ func TestEarlierPRsArePartOfTheRecordedState(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := f.get(t, repo, 23)
-	if rec.Version != v1+1 || !slices.Equal(rec.PRs.Earlier, []int{24}) {
-		t.Fatalf("version %d (was %d), prs %+v: want #24 recorded as earlier", rec.Version, v1, rec.PRs)
+	if rec.Version != v1+1 || !slices.Equal(rec.PRs.Earlier, []int{24}) || !rec.PRs.ReadAt.Equal(f.clock.Now()) {
+		t.Fatalf("version %d (was %d), prs %+v: want #24 recorded as earlier, read at %s", rec.Version, v1, rec.PRs, f.clock.Now())
 	}
 	f.clock.Add(time.Minute)
 	res, err := f.l.RecordPRs(f.ctx, repo, 23, listed(pr), audit.Sweep("s3"))

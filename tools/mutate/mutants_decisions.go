@@ -3,11 +3,12 @@ package main
 import "slices"
 
 const (
-	view   = "internal/dispatch/view.go"
-	row    = "internal/dispatch/row.go"
-	branch = "internal/dispatch/branch.go"
-	trans  = "internal/ledger/transitions.go"
-	upd    = "internal/ledger/update.go"
+	view    = "internal/dispatch/view.go"
+	row     = "internal/dispatch/row.go"
+	branch  = "internal/dispatch/branch.go"
+	attempt = "internal/dispatch/attempt.go"
+	trans   = "internal/ledger/transitions.go"
+	upd     = "internal/ledger/update.go"
 )
 
 // mutants is the fixed, hand-written list. Keep each Old exactly once in its
@@ -58,6 +59,16 @@ var viewMutants = []Mutant{
 	{ID: "D35", File: row, Old: " && s.Refusal == o.Refusal", New: "", Desc: "ExportState.Same ignores the refusal"},
 	{ID: "D36", File: row, Old: " || len(p.Numbers) > 0 }", New: " }", Desc: "PRState.Any ignores listed PR numbers"},
 	{ID: "D37", File: row, Old: "return p.Open+p.Merged+p.ClosedUnmerged > 0", New: "return p.Open+p.Merged > 0", Desc: "PRState.Any ignores closed PRs"},
+	// Attempts: which PRs of the branch are the row's own.
+	{ID: "A01", File: attempt, Old: "case p.Open() || (a.JudgedHead != \"\" && p.HeadSHA == a.JudgedHead):", New: "case p.Open():", Desc: "a closed PR at the judged head is an earlier attempt's (the export proposes it again)"},
+	{ID: "A02", File: attempt, Old: "case p.Open() || (a.JudgedHead != \"\" && p.HeadSHA == a.JudgedHead):", New: "case p.Open() || p.HeadSHA == a.JudgedHead:", Desc: "no judged head matches a PR with no head"},
+	{ID: "A03", File: attempt, Old: "!p.CreatedAt.Before(a.DispatchedAt.Truncate(time.Second))", New: "p.CreatedAt.After(*a.DispatchedAt)", Desc: "a PR opened in the dispatch's own second (or at it) is an earlier attempt's"},
+	{ID: "A04", File: attempt, Old: "\treturn PREarlier\n}", New: "\treturn PRDispatched\n}", Desc: "every PR of the branch is the attempt's: a re-dispatch is freed by the first attempt's closed PR (issue 21)"},
+	{ID: "A05", File: attempt, Old: "case a.DispatchedAt == nil || ", New: "case a.DispatchedAt != nil && ", Desc: "a row without a dispatch time counts none of its closed PRs"},
+	{ID: "A06", File: attempt, Old: "\tif read.Listed == nil {\n\t\treturn read\n\t}\n", New: "", Desc: "a read without its list counts no PR"},
+	{ID: "A07", File: attempt, Old: "return count(read, func(p PR) bool { return a.Role(p) == PRCurrent })", New: "return count(read, a.Mine)", Desc: "the export counts a closed PR of the attempt at another head"},
+	{ID: "A08", File: view, Old: "\t\tPRs:           r.PRs,\n", New: "", Desc: "the claim view leaves out the PR read (earlier attempts' PRs unseen)"},
+	{ID: "A09", File: view, Old: "if p := r.PRs; p != nil && p.Read && len(p.Earlier) > 0 {", New: "if p := r.PRs; false && p != nil {", Desc: "explain does not name earlier attempts' PRs"},
 	// The branch and the head.
 	{ID: "D38", File: branch, Old: `headChars = charclass.New("0-9a-f")`, New: `headChars = charclass.New("0-9a-fA-F")`, Desc: "ValidHead accepts upper-case hex"},
 	{ID: "D39", File: branch, Old: "headChars.Match(s, 40, 40)", New: "headChars.Match(s, 40, 64)", Desc: "ValidHead accepts a longer id (SHA-256)"},

@@ -5,6 +5,9 @@ package main
 // transitions.go only through the same paths.
 const ledgerTests = "^Test(ReopenedPR|FailedRead|NewDispatch|UpsertRefuses|FlagsOff|FreeIsIdempotent|KeepPins|DeleteIsAudited|RecordExport|StaleFree|IndexesFollow|RetriedWrite|AnOlderRead|AStaleRead|ClaimViewOfStored|HoldingAndReview|Transition|RecordPRsOn)"
 
+// attemptLedgerTests are the ledger's tests of re-dispatched rows.
+const attemptLedgerTests = "^Test(AReDispatchedRow|AReadIsCounted|EarlierPRsArePart)"
+
 // ledgerMutants break the ledger's transitions: decide, RecordPRs' checks,
 // the unfree on a reopened PR, the new-dispatch reset, the export's record.
 var ledgerMutants = withTests(ledgerTests, []Mutant{
@@ -56,6 +59,10 @@ var ledgerMutants = withTests(ledgerTests, []Mutant{
 	{ID: "L41", File: trans, Old: "\tif expectVersion < 1 {\n", New: "\tif expectVersion < 1 {\n\t\texpectVersion = -1\n\t}\n\tif false {\n", Desc: "an export outcome with no version (0) lands on whatever version is current"},
 	{ID: "L42", File: trans, Old: "return l.update(ctx, \"free\", repo, issue, updateOpts{expect: expectOf(version)}", New: "return l.update(ctx, \"free\", repo, issue, updateOpts{expect: -1}", Desc: "a person's free lands on a row that moved past the version they saw"},
 	{ID: "L43", File: trans, Old: "\tif version > 0 {\n\t\treturn version\n\t}\n\treturn -1", New: "\treturn -1", Desc: "expectOf drops every version"},
+	// RecordPRs: the read counted for the row's attempt.
+	{ID: "A10", File: trans, Old: "p := rec.Attempt().Count(p)", New: "p := dispatch.Attempt{}.Count(p)", Desc: "a read counts every PR of the branch, earlier attempts' too (issue 21)", Tests: attemptLedgerTests},
+	{ID: "A11", File: trans, Old: " && slices.Equal(a.Earlier, b.Earlier)", New: "", Desc: "same-state check ignores earlier attempts' PRs (a newly listed one keeps the older read's read_at)", Tests: attemptLedgerTests},
+	{ID: "A12", File: trans, Old: "s += \"; earlier attempts' \" + prNumbers(p.Earlier) + \" not counted\"", New: "", Desc: "the evidence does not say which PRs did not count", Tests: attemptLedgerTests},
 	// RecordPRsOn: the caller's copy of the row.
 	{ID: "L44", File: upd, Old: "fromSeen := attempt == 0 && o.seen != nil", New: "fromSeen := o.seen != nil", Desc: "a row that moved since the caller read it is never read again"},
 	{ID: "L45", File: upd, Old: "\trec, v, err := decodeRow([]any{strconv.FormatInt(seen.Version, 10), string(data)})\n\treturn stored{rec: rec, version: v}, err", New: "\t_ = data\n\treturn stored{rec: seen, version: seen.Version}, nil", Desc: "the write changes the caller's copy of the row"},
