@@ -39,8 +39,9 @@ type Refusal struct {
 
 func (r *Refusal) Error() string { return "refused (" + r.Kind + "): " + r.Reason }
 
-// PRs counts the pull requests whose head is the branch, in every state:
-// the same counts accept_claim reads, from githubapp.Summarize.
+// PRs is a read of the pull requests whose head is the branch, in every
+// state, from githubapp.Summarize: the PRs listed with their heads, and
+// counted. Check counts them for the judged head (dispatch.Attempt).
 type PRs = dispatch.PRState
 
 // Facts are what the checks read. The GitHub facts are read before any
@@ -64,13 +65,18 @@ type Diff struct {
 	Conflict string   // non-empty: merge-tree found conflicts; what it said
 }
 
-// Check answers the first refusal in the publisher's order, or nil: a PR in
-// any state, the issue not open, the accepted-head gate, no commits or no
-// diff, a workflow path, too large, conflicts with the base, a write outside
-// the Boundary.
+// Check answers the first refusal in the publisher's order, or nil: a PR
+// of the attempt (open, or at the judged head in any state), the issue not
+// open, the accepted-head gate, no commits or no diff, a workflow path, too
+// large, conflicts with the base, a write outside the Boundary.
+//
+// A closed or merged PR at another head (an earlier attempt's, as on a
+// re-dispatched issue) neither stops the push nor is reopened: the attempt
+// gets a PR of its own. A read that does not list its PRs (no heads known)
+// counts every PR, as any could be the attempt's.
 func Check(f Facts) *Refusal {
-	if f.PRs.Any() {
-		return &Refusal{KindHasPR, fmt.Sprintf("the branch already has a pull request (%s)", prList(f.PRs))}
+	if p := (dispatch.Attempt{JudgedHead: f.JudgedHead}).Publishing(f.PRs); p.Any() {
+		return &Refusal{KindHasPR, fmt.Sprintf("the branch already has a pull request (%s)", prList(p))}
 	}
 	if !f.IssueOpen {
 		return &Refusal{KindIssueNotOpen, "the issue is not open"}

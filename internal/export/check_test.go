@@ -3,7 +3,10 @@ package export
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/queen-app/queen-app/internal/dispatch"
 )
 
 func TestBoundaryMatchesByPathComponent(t *testing.T) {
@@ -143,5 +146,49 @@ func TestMaySupersede(t *testing.T) {
 		if ok, why := MaySupersede(c.accepted, c.prs, c.exp, c.tip); ok != c.want || (!ok && why == "") {
 			t.Errorf("%+v: %v %q", c, ok, why)
 		}
+	}
+}
+
+// The PR refusal counts the attempt's PRs only: an open PR (whatever its
+// head) or one at the judged head (whatever its state: the attempt's work
+// was proposed, and is not proposed again). A closed or merged PR at
+// another head, an earlier attempt's on a re-dispatched issue, does not
+// stop the push. A read without its list counts every PR.
+func TestHasPRCountsTheAttemptsPRsOnly(t *testing.T) {
+	judged, earlier := strings.Repeat("b", 40), strings.Repeat("a", 40)
+	created := time.Date(2026, 10, 11, 9, 0, 0, 0, time.UTC)
+	pr := func(n int, state string, merged bool, head string) dispatch.PR {
+		return dispatch.PR{Number: n, State: state, Merged: merged, HeadSHA: head, CreatedAt: created}
+	}
+	for _, c := range []struct {
+		name   string
+		listed []dispatch.PR
+		want   string // the has-pr reason, "" for none
+	}{
+		{"none", []dispatch.PR{}, ""},
+		{"an earlier attempt's, closed", []dispatch.PR{pr(24, "closed", false, earlier)}, ""},
+		{"an earlier attempt's, merged", []dispatch.PR{pr(24, "closed", true, earlier)}, ""},
+		{"open at another head", []dispatch.PR{pr(24, "closed", false, earlier), pr(25, "open", false, earlier)},
+			"the branch already has a pull request (1 open, 0 merged, 0 closed: #25)"},
+		{"closed at the judged head", []dispatch.PR{pr(24, "closed", false, earlier), pr(30, "closed", false, judged)},
+			"the branch already has a pull request (0 open, 0 merged, 1 closed: #30)"},
+		{"merged at the judged head", []dispatch.PR{pr(30, "closed", true, judged)},
+			"the branch already has a pull request (0 open, 1 merged, 0 closed: #30)"},
+	} {
+		readAt := created.Add(time.Hour)
+		f := Facts{PRs: PRs{Read: true, ReadAt: &readAt, Listed: c.listed}, IssueOpen: true, Verdict: "accept", JudgedHead: judged}
+		// Counted as githubapp.Summarize counts them: every PR.
+		f.PRs = dispatch.Attempt{}.Count(f.PRs)
+		r := Check(f)
+		switch {
+		case c.want == "" && r != nil:
+			t.Errorf("%s: refused %+v, want the push to go ahead", c.name, r)
+		case c.want != "" && (r == nil || r.Kind != KindHasPR || r.Reason != c.want):
+			t.Errorf("%s: %+v, want has-pr %q", c.name, r, c.want)
+		}
+	}
+	unlisted := Facts{PRs: PRs{Read: true, ClosedUnmerged: 1, Numbers: []int{24}}, IssueOpen: true, Verdict: "accept", JudgedHead: judged}
+	if r := Check(unlisted); r == nil || r.Kind != KindHasPR {
+		t.Errorf("a read without its list, one closed PR: %+v, want has-pr", r)
 	}
 }

@@ -12,7 +12,7 @@ const (
 // run before the publisher's, which push to real git repositories. The
 // client's and the workers' tests do not reach these files.
 const (
-	exportCheckTests   = "^Test(BoundaryMatches|RefusalsComeIn|ChecksWaitFor|TitleIsCut|MaySupersede|OnlyAccept|CommitsWithNoDiff)"
+	exportCheckTests   = "^Test(BoundaryMatches|RefusalsComeIn|ChecksWaitFor|TitleIsCut|MaySupersede|OnlyAccept|CommitsWithNoDiff|HasPRCounts)"
 	exportPublishTests = "^Test(PublishEndToEnd|AlreadyAt|EachRefusal|AcceptedHeadGate|AnOlderAttempt|ANewerRemote|ARemoteWithAnOpenPR|AFailedGitHubRead|ALeaseLost|ABundleTimeout|TheGitToken|DryRun|AJobNaming|AKilledTasks|AnExistingPR|GitsStderr|ARefusedTagPush|ABranchThatMoved|ADeclinedBranch|ScrubRemoves)"
 )
 
@@ -22,9 +22,10 @@ const (
 // old tip first, then replace under a lease) and the scrub of git's output.
 var exportMutants = slices.Concat(withTests(exportCheckTests, []Mutant{
 	// Check: the order and each check.
-	{ID: "E01", File: check, Old: "\tif f.PRs.Any() {\n\t\treturn &Refusal{KindHasPR, fmt.Sprintf(\"the branch already has a pull request (%s)\", prList(f.PRs))}\n\t}\n\tif !f.IssueOpen {\n\t\treturn &Refusal{KindIssueNotOpen, \"the issue is not open\"}\n\t}\n",
-		New: "\tif !f.IssueOpen {\n\t\treturn &Refusal{KindIssueNotOpen, \"the issue is not open\"}\n\t}\n\tif f.PRs.Any() {\n\t\treturn &Refusal{KindHasPR, fmt.Sprintf(\"the branch already has a pull request (%s)\", prList(f.PRs))}\n\t}\n", Desc: "the issue is checked before the branch's PRs"},
-	{ID: "E02", File: check, Old: "\tif f.PRs.Any() {\n\t\treturn &Refusal{KindHasPR", New: "\tif f.PRs.Open > 0 {\n\t\treturn &Refusal{KindHasPR", Desc: "only an open PR stops the push (a closed or merged one does not)"},
+	{ID: "E01", File: check, Old: "\tif p := (dispatch.Attempt{JudgedHead: f.JudgedHead}).Publishing(f.PRs); p.Any() {\n\t\treturn &Refusal{KindHasPR, fmt.Sprintf(\"the branch already has a pull request (%s)\", prList(p))}\n\t}\n\tif !f.IssueOpen {\n\t\treturn &Refusal{KindIssueNotOpen, \"the issue is not open\"}\n\t}\n",
+		New: "\tif !f.IssueOpen {\n\t\treturn &Refusal{KindIssueNotOpen, \"the issue is not open\"}\n\t}\n\tif p := (dispatch.Attempt{JudgedHead: f.JudgedHead}).Publishing(f.PRs); p.Any() {\n\t\treturn &Refusal{KindHasPR, fmt.Sprintf(\"the branch already has a pull request (%s)\", prList(p))}\n\t}\n", Desc: "the issue is checked before the branch's PRs"},
+	{ID: "E02", File: check, Old: "); p.Any() {\n\t\treturn &Refusal{KindHasPR", New: "); p.Open > 0 {\n\t\treturn &Refusal{KindHasPR", Desc: "only an open PR stops the push (one at the judged head, closed or merged, does not)"},
+	{ID: "A13", File: check, Old: "if p := (dispatch.Attempt{JudgedHead: f.JudgedHead}).Publishing(f.PRs); p.Any() {", New: "if p := f.PRs; p.Any() {", Desc: "an earlier attempt's closed PR stops the push (issue 21)"},
 	{ID: "E03", File: check, Old: "\tif !f.IssueOpen {\n\t\treturn &Refusal{KindIssueNotOpen", New: "\tif false {\n\t\treturn &Refusal{KindIssueNotOpen", Desc: "a closed issue is published"},
 	{ID: "E04", File: check, Old: "case !dispatch.ValidHead(judged):", New: "case judged == \"\":", Desc: "a judged head that is not a full lower-case commit id is accepted"},
 	{ID: "E05", File: check, Old: "case head != \"\" && head != judged:", New: "case false:", Desc: "the export's head is published though it is not the judged head"},
