@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,25 @@ import (
 // DefaultGitTimeout bounds one git command.
 const DefaultGitTimeout = 5 * time.Minute
 
+// The cache is bounded by git gc, not by a size cap with eviction: once a
+// task's private refs are deleted everything it imported is unreachable,
+// so gc --prune=now leaves the base's history alone, packed, while
+// evicting a clone would fetch that whole history again. A task that
+// leaves its clone holding more loose objects or packs than these collects
+// it, under the repository's lock: git's own thresholds for gc --auto
+// (gc.auto, gc.autoPackLimit). Each import is a pack (git keeps a bundle's
+// pack whole), so the packs usually decide: the clone holds the base's
+// history and at most the last 50 tasks' imports (BenchmarkCacheBound).
+const (
+	DefaultGCLoose = 6700
+	DefaultGCPacks = 50
+)
+
+// gcTimeLeft is how much of a task's time, in git command timeouts, must
+// remain for it to collect: a gc at its timeout still leaves the task one
+// to record its outcome. A task short of it leaves the gc to the next.
+const gcTimeLeft = 2
+
 // Git runs the git CLI against cached bare clones, one per repository,
 // under Dir. Commands see no system or global config, no hooks, no
 // terminal prompt and no credential helper; the token reaches git through
@@ -33,6 +53,8 @@ type Git struct {
 	Dir     string        // cache root
 	URL     string        // remote base: URL + "owner/name.git", e.g. https://github.com/
 	Timeout time.Duration // one git command at most
+	GCLoose int           // collect a clone past this many loose objects; 0 is DefaultGCLoose
+	GCPacks int           // or past this many packs; 0 is DefaultGCPacks
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
@@ -75,8 +97,9 @@ type repo struct {
 }
 
 // open locks repo, creates its bare clone when missing, and returns the
-// hold with a release that deletes the task's private refs and unlocks.
-func (g *Git) open(ctx context.Context, name, token string) (*repo, func(), error) {
+// hold with a release that deletes the task's private refs, collects the
+// clone past its bound and unlocks. Release's error is only a failed gc.
+func (g *Git) open(ctx context.Context, name, token string) (*repo, func() error, error) {
 	// One clone and one lock per repository, whatever its spelling.
 	unlock := g.lock(ghrepo.Key(name))
 	dir := filepath.Join(g.Dir, filepath.FromSlash(ghrepo.Key(name))+".git")
@@ -97,17 +120,87 @@ func (g *Git) open(ctx context.Context, name, token string) (*repo, func(), erro
 			return nil, nil, err
 		}
 	}
-	// Under the lock no other task of this process holds private refs here,
-	// so any left are a killed process's: clear them.
+	// Under the lock no other task of this process holds private refs or
+	// bundle files here, so any left are a killed process's: clear them.
+	// Bundle files in the cache's root are older versions'.
 	r.deleteRefs(ctx, importNS)
-	release := func() {
+	removeAll(filepath.Join(dir, bundlePattern), filepath.Join(g.Dir, "bundle-*.bundle"))
+	release := func() error {
+		defer unlock()
 		// A fresh context: a cancelled task still leaves no private ref behind.
 		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		r.deleteRefs(cctx, r.ns)
-		unlock()
+		return r.collect(ctx)
 	}
 	return r, release, nil
+}
+
+// bundlePattern names a task's bundle file in its clone.
+const bundlePattern = "queen-bundle-*.bundle"
+
+func removeAll(patterns ...string) {
+	for _, p := range patterns {
+		files, _ := filepath.Glob(p)
+		for _, f := range files {
+			_ = os.Remove(f)
+		}
+	}
+}
+
+// collect runs git gc --prune=now when the clone holds more loose objects
+// or packs than its bound. It runs only under the repository's lock: no
+// task of this process is writing the clone, and the cache belongs to one
+// process, so nothing unreachable is still in use.
+func (r *repo) collect(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < gcTimeLeft*r.g.timeout() {
+		return nil
+	}
+	out, err := r.git(ctx, false, "count-objects", "-v")
+	if err != nil {
+		return err
+	}
+	loose, packs := countObjects(out)
+	if loose <= orDefault(r.g.GCLoose, DefaultGCLoose) && packs <= orDefault(r.g.GCPacks, DefaultGCPacks) {
+		return nil
+	}
+	_, err = r.git(ctx, false, "gc", "--quiet", "--prune=now")
+	return err
+}
+
+// countObjects reads git count-objects -v: the loose objects and the packs.
+func countObjects(out string) (loose, packs int) {
+	for _, line := range strings.Split(out, "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			continue
+		}
+		switch k {
+		case "count":
+			loose = n
+		case "packs":
+			packs = n
+		}
+	}
+	return loose, packs
+}
+
+func orDefault(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
+}
+
+func (g *Git) timeout() time.Duration {
+	if g.Timeout <= 0 {
+		return DefaultGitTimeout
+	}
+	return g.Timeout
 }
 
 // importNS holds every task's private refs.
@@ -121,21 +214,25 @@ func (r *repo) deleteRefs(ctx context.Context, prefix string) {
 	_, _ = r.gitIn(ctx, false, out, "update-ref", "--stdin")
 }
 
-// gitError is a failed git command; exitCode is -1 when git did not exit.
+// gitError is a failed git command; exitCode is -1 when git did not exit
+// (killed by a signal, or never started).
 type gitError struct {
 	exitCode int
 	stderr   string
+	status   string // how it ended: "exit status 128", "signal: killed"
 	timedOut bool
 }
 
 func (e *gitError) Error() string {
-	if e.timedOut {
+	switch {
+	case e.timedOut:
 		return "timed out"
+	case e.stderr != "":
+		return e.stderr
+	case e.status != "":
+		return e.status
 	}
-	if e.stderr == "" {
-		return fmt.Sprintf("exit status %d", e.exitCode)
-	}
-	return e.stderr
+	return fmt.Sprintf("exit status %d", e.exitCode)
 }
 
 func (r *repo) git(ctx context.Context, remote bool, args ...string) (string, error) {
@@ -151,11 +248,7 @@ func (r *repo) gitIn(ctx context.Context, remote bool, stdin string, args ...str
 // run returns stdout and stderr; a failure is an *Error wrapping a
 // *gitError, retryable, its text scrubbed of the credential.
 func (r *repo) run(ctx context.Context, remote bool, stdin string, args ...string) (string, string, error) {
-	timeout := r.g.Timeout
-	if timeout <= 0 {
-		timeout = DefaultGitTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, r.g.timeout())
 	defer cancel()
 	full := append([]string{
 		"-c", "core.hooksPath=/dev/null",
@@ -185,6 +278,7 @@ func (r *repo) run(ctx context.Context, remote bool, stdin string, args ...strin
 	}
 	op := "git " + args[0]
 	ge := &gitError{exitCode: -1, stderr: lastLines(errText)}
+	ge.status = r.scrub(err.Error())
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		ge.exitCode = ee.ExitCode()
@@ -280,7 +374,7 @@ func (r *repo) commitTime(ctx context.Context, sha string) (int64, error) {
 // must already be fetched) and fetches branch from it into a private ref.
 // A bundle git rejects is a Refusal; anything else an error.
 func (r *repo) importBundle(ctx context.Context, data []byte, branch string) (string, *Refusal, error) {
-	f, err := os.CreateTemp(r.g.Dir, "bundle-*.bundle")
+	f, err := os.CreateTemp(r.dir, bundlePattern)
 	if err != nil {
 		return "", nil, &Error{Op: "bundle file", Retryable: true, Err: err}
 	}
@@ -293,7 +387,7 @@ func (r *repo) importBundle(ctx context.Context, data []byte, branch string) (st
 		return "", nil, &Error{Op: "bundle file", Retryable: true, Err: err}
 	}
 	if _, err := r.git(ctx, false, "bundle", "verify", "--quiet", f.Name()); err != nil {
-		if timedOut(err) {
+		if !answered(err) {
 			return "", nil, err
 		}
 		return "", &Refusal{KindBadBundle, "git bundle verify: " + gitStderr(err)}, nil
@@ -332,38 +426,69 @@ func (r *repo) diff(ctx context.Context, base, head string) (*Diff, error) {
 			d.Files = append(d.Files, n)
 		}
 	}
-	out, stderr, err := r.run(ctx, false, "", "merge-tree", "--write-tree", "--name-only", "--no-messages", base, head)
+	out, err := r.git(ctx, false, "merge-tree", "--write-tree", "--name-only", "--no-messages", base, head)
+	files, conflict := conflicted(out, err)
 	switch {
-	case err != nil && timedOut(err):
-		return nil, err
+	case conflict:
+		d.Conflict = conflictNote(files)
 	case err != nil:
-		// Exit 1 is a conflict; a fatal error (unrelated histories) cannot
-		// merge either.
-		d.Conflict = conflictNote(out, stderr)
+		// Not git's answer about the merge (a full disk, a git killed or too
+		// old, a corrupt clone): an outage of our own, to retry.
+		return nil, err
 	case strings.Contains(out, "<<<<<<<"):
 		d.Conflict = "conflict markers in the merge result"
 	}
 	return d, nil
 }
 
-func conflictNote(out, stderr string) string {
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) > 1 {
-		files := lines[1:]
-		if len(files) > 3 {
-			files = append(files[:3], "…")
-		}
-		return strings.Join(files, ", ")
+// conflicted reads a failed git merge-tree --write-tree --name-only
+// --no-messages. Only git's documented conflict answer is a conflict: exit
+// status 1, the merged tree's id on the first line and the conflicted
+// files after it (git-merge-tree(1), OUTPUT and EXIT STATUS). Any other
+// status, a git that did not exit, or an exit 1 without that output (git
+// 2.39 exits 1 on a name it cannot resolve) is not.
+func conflicted(out string, err error) (files []string, ok bool) {
+	var ge *gitError
+	if !errors.As(err, &ge) || ge.exitCode != mergeConflictStatus || ge.timedOut {
+		return nil, false
 	}
-	if s := redact.Line(lastLines(stderr), MaxErrorText); s != "" {
-		return s
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) < 2 || !objectID(lines[0]) {
+		return nil, false
 	}
-	return "git merge-tree could not merge"
+	return lines[1:], true
 }
 
-func timedOut(err error) bool {
+// mergeConflictStatus is git merge-tree's exit status for a merge with conflicts.
+const mergeConflictStatus = 1
+
+// objectID reports whether s is a full object id, SHA-1 or SHA-256.
+func objectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// conflictNote names the first conflicted files.
+func conflictNote(files []string) string {
+	if len(files) > 3 {
+		files = append(files[:3:3], "…")
+	}
+	return strings.Join(files, ", ")
+}
+
+// answered reports whether git ran to its own answer: it exited, in time.
+// A git killed (by the kernel, out of memory) or timed out said nothing
+// about its input.
+func answered(err error) bool {
 	var ge *gitError
-	return errors.As(err, &ge) && ge.timedOut
+	return errors.As(err, &ge) && ge.exitCode >= 0 && !ge.timedOut
 }
 
 func gitStderr(err error) string {

@@ -209,7 +209,12 @@ func (p *Publisher) gitWork(ctx context.Context, job Job, token, remoteHead stri
 	if err != nil {
 		return Outcome{}, err
 	}
-	defer release()
+	defer func() {
+		if err := release(); err != nil {
+			// The task's outcome stands; the next task collects again.
+			p.logger().Warn("export cache not collected", "repo", job.Repo, "err", err)
+		}
+	}()
 	baseRef := "refs/remotes/origin/" + base
 	if err := r.fetch(ctx, "+refs/heads/"+base+":"+baseRef); err != nil {
 		return Outcome{}, err
