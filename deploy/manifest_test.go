@@ -3,8 +3,12 @@ package deploy
 import (
 	"encoding/json"
 	"go/ast"
+	"go/parser"
 	"go/token"
+	"io/fs"
 	"maps"
+	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -48,14 +52,42 @@ var endpointPermissions = []struct {
 func githubCalls(t *testing.T) []string {
 	t.Helper()
 	calls := map[string]bool{}
+	for _, byFunc := range githubappCalls(t) {
+		for c := range byFunc {
+			calls[c] = true
+		}
+	}
+	for c := range gitCalls(t) {
+		calls[c] = true
+	}
+	return slices.Sorted(maps.Keys(calls))
+}
+
+// githubappCalls are the REST and GraphQL calls of internal/githubapp, by
+// the function whose body makes them ("" outside any function).
+func githubappCalls(t *testing.T) map[string]map[string]bool {
+	t.Helper()
 	restRe := regexp.MustCompile(`^(GET|POST|PUT|PATCH|DELETE) /`)
 	gqlRe := regexp.MustCompile(`\b([a-zA-Z]+)\((?:\$|[a-zA-Z]+:\$)`)
-	for _, f := range parseDir(t, "../internal/githubapp") {
-		ast.Inspect(f, func(n ast.Node) bool {
+	out := map[string]map[string]bool{}
+	add := func(fn, call string) {
+		if out[fn] == nil {
+			out[fn] = map[string]bool{}
+		}
+		out[fn][call] = true
+	}
+	var inspect func(fn string) func(ast.Node) bool
+	inspect = func(fn string) func(ast.Node) bool {
+		return func(n ast.Node) bool {
 			switch x := n.(type) {
+			case *ast.FuncDecl:
+				if x.Body != nil {
+					ast.Inspect(x.Body, inspect(x.Name.Name))
+				}
+				return false
 			case *ast.BinaryExpr:
 				if s := concat(x); restRe.MatchString(s) {
-					calls[s] = true
+					add(fn, s)
 					return false
 				}
 			case *ast.BasicLit:
@@ -64,17 +96,27 @@ func githubCalls(t *testing.T) []string {
 				}
 				s, _ := strconv.Unquote(x.Value)
 				if restRe.MatchString(s) {
-					calls[s] = true
+					add(fn, s)
 				}
 				for _, m := range gqlRe.FindAllStringSubmatch(s, -1) {
 					if m[1] != "query" { // the operation, not a field
-						calls["graphql "+m[1]] = true
+						add(fn, "graphql "+m[1])
 					}
 				}
 			}
 			return true
-		})
+		}
 	}
+	for _, f := range parseDir(t, "../internal/githubapp") {
+		ast.Inspect(f, inspect(""))
+	}
+	return out
+}
+
+// gitCalls are the git commands internal/export runs against GitHub.
+func gitCalls(t *testing.T) map[string]bool {
+	t.Helper()
+	calls := map[string]bool{}
 	for _, f := range parseDir(t, "../internal/export") {
 		ast.Inspect(f, func(n ast.Node) bool {
 			var args []ast.Expr
@@ -93,6 +135,125 @@ func githubCalls(t *testing.T) []string {
 			}
 			return true
 		})
+	}
+	return calls
+}
+
+// exportPushCode is the code of the export push: the package and the
+// worker's files that run it (github.go is the publisher's GitHub).
+var exportPushCode = []string{"internal/export/", "internal/worker/export", "internal/worker/github.go"}
+
+// callsBeyondTheExportPush are the GitHub calls made by code other than
+// the export push: those reachable, inside internal/githubapp, from a
+// githubapp function or method the rest of the module calls. A method is
+// known by its name (a package's own function, dispatch.Issue say, is not
+// githubapp's Issue). Git runs only in the export push.
+func callsBeyondTheExportPush(t *testing.T) []string {
+	t.Helper()
+	byFunc := githubappCalls(t)
+	// The functions of githubapp, and which of them each one calls.
+	callees := map[string]map[string]bool{}
+	for _, f := range parseDir(t, "../internal/githubapp") {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				callees[fd.Name.Name] = map[string]bool{}
+			}
+		}
+	}
+	for _, f := range parseDir(t, "../internal/githubapp") {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if c, ok := n.(*ast.CallExpr); ok {
+					var name string
+					switch fn := c.Fun.(type) {
+					case *ast.Ident:
+						name = fn.Name
+					case *ast.SelectorExpr:
+						name = fn.Sel.Name
+					}
+					if _, known := callees[name]; known {
+						callees[fd.Name.Name][name] = true
+					}
+				}
+				return true
+			})
+		}
+	}
+	// The githubapp functions the rest of the module calls, export push aside.
+	used := map[string]bool{"": true} // calls outside any function: count them
+	err := filepath.WalkDir("..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(p, "../"))
+		if d.IsDir() {
+			if p != ".." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || rel == "internal/githubapp") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		for _, prefix := range exportPushCode {
+			if strings.HasPrefix(rel, prefix) {
+				return nil
+			}
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
+		if err != nil {
+			return err
+		}
+		pkgs := map[string]string{} // import name -> path
+		for _, im := range f.Imports {
+			path, _ := strconv.Unquote(im.Path.Value)
+			name := path[strings.LastIndex(path, "/")+1:]
+			if im.Name != nil {
+				name = im.Name.Name
+			}
+			pkgs[name] = path
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			c, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := c.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := sel.X.(*ast.Ident); ok && pkgs[id.Name] != "" && !strings.HasSuffix(pkgs[id.Name], "/internal/githubapp") {
+				return true // another package's function
+			}
+			if _, known := callees[sel.Sel.Name]; known {
+				used[sel.Sel.Name] = true
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for grew := true; grew; {
+		grew = false
+		for fn := range used {
+			for callee := range callees[fn] {
+				if !used[callee] {
+					used[callee], grew = true, true
+				}
+			}
+		}
+	}
+	calls := map[string]bool{}
+	for fn := range used {
+		for c := range byFunc[fn] {
+			calls[c] = true
+		}
 	}
 	return slices.Sorted(maps.Keys(calls))
 }
@@ -127,15 +288,40 @@ type appManifest struct {
 	DefaultEvents      []string          `json:"default_events"`
 }
 
-func manifest(t *testing.T) appManifest {
+// The App's manifests: the whole App, and one for running without the
+// export push (it reads pull requests and writes nothing).
+const (
+	manifestFile         = "github-app-manifest.json"
+	readOnlyManifestFile = "github-app-manifest-readonly.json"
+)
+
+var manifestFiles = []string{manifestFile, readOnlyManifestFile}
+
+func manifest(t *testing.T, name string) appManifest {
 	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(readFile(t, "github-app-manifest.json")))
+	dec := json.NewDecoder(strings.NewReader(readFile(t, name)))
 	dec.DisallowUnknownFields()
 	var m appManifest
 	if err := dec.Decode(&m); err != nil {
-		t.Fatalf("github-app-manifest.json: %v", err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	return m
+}
+
+// permissionsFor is what calls need: each permission at the level of the
+// strongest call needing it, and metadata read, which GitHub grants every
+// App with a repository permission.
+func permissionsFor(t *testing.T, calls []string) map[string]string {
+	t.Helper()
+	need := map[string]string{"metadata": "read"}
+	for _, c := range calls {
+		for _, row := range endpointPermissions {
+			if regexp.MustCompile(row.call).MatchString(c) && row.perm != "" && need[row.perm] != "write" {
+				need[row.perm] = row.level
+			}
+		}
+	}
+	return need
 }
 
 // TestManifestPermissionsAreWhatTheCodeCalls: exactly the permissions the
@@ -145,17 +331,12 @@ func TestManifestPermissionsAreWhatTheCodeCalls(t *testing.T) {
 	if len(calls) < 5 {
 		t.Fatalf("found only %d GitHub calls in the code: %v", len(calls), calls)
 	}
-	need := map[string]string{}
 	used := make([]bool, len(endpointPermissions))
 	for _, c := range calls {
 		matched := false
 		for i, row := range endpointPermissions {
-			if !regexp.MustCompile(row.call).MatchString(c) {
-				continue
-			}
-			matched, used[i] = true, true
-			if row.perm != "" && need[row.perm] != "write" {
-				need[row.perm] = row.level
+			if regexp.MustCompile(row.call).MatchString(c) {
+				matched, used[i] = true, true
 			}
 		}
 		if !matched {
@@ -167,11 +348,41 @@ func TestManifestPermissionsAreWhatTheCodeCalls(t *testing.T) {
 			t.Errorf("no call matches %q any more: drop its row (and its permission if nothing else needs it)", endpointPermissions[i].call)
 		}
 	}
-	// GitHub grants metadata read to every App with a repository permission.
-	need["metadata"] = "read"
-	got := manifest(t).DefaultPermissions
-	if !maps.Equal(got, need) {
-		t.Errorf("manifest permissions %v, the code needs exactly %v (calls: %v)", got, need, calls)
+	need := permissionsFor(t, calls)
+	if got := manifest(t, manifestFile).DefaultPermissions; !maps.Equal(got, need) {
+		t.Errorf("%s permissions %v, the code needs exactly %v (calls: %v)", manifestFile, got, need, calls)
+	}
+}
+
+// TestReadOnlyManifestIsAllButTheExportPush: the smaller App holds exactly
+// what everything but the export push calls, so an operator without the
+// export gives queen-app no write permission and loses nothing else.
+func TestReadOnlyManifestIsAllButTheExportPush(t *testing.T) {
+	all, beyond := githubCalls(t), callsBeyondTheExportPush(t)
+	var exportOnly []string
+	for _, c := range all {
+		if !slices.Contains(beyond, c) {
+			exportOnly = append(exportOnly, c)
+		}
+	}
+	// The export push opens PRs and pushes; the rest reads PR state.
+	for _, c := range []string{"POST /repos/{}/{}/pulls", "git push"} {
+		if !slices.Contains(exportOnly, c) {
+			t.Errorf("%q is not found as the export push's alone (export only: %v)", c, exportOnly)
+		}
+	}
+	if !slices.ContainsFunc(beyond, func(c string) bool { return strings.HasPrefix(c, "graphql pullRequests") }) {
+		t.Errorf("the sweep's GraphQL read is not found beyond the export push: %v", beyond)
+	}
+	need := permissionsFor(t, beyond)
+	if got := manifest(t, readOnlyManifestFile).DefaultPermissions; !maps.Equal(got, need) {
+		t.Errorf("%s permissions %v; everything but the export push (%v) needs exactly %v", readOnlyManifestFile, got, exportOnly, need)
+	}
+	// Otherwise the same App: the same events, hook and redirect.
+	full, ro := manifest(t, manifestFile), manifest(t, readOnlyManifestFile)
+	full.DefaultPermissions, ro.DefaultPermissions, full.Description, ro.Description = nil, nil, "", ""
+	if !reflect.DeepEqual(full, ro) {
+		t.Errorf("%s differs from %s beyond permissions and description:\n%+v\n%+v", readOnlyManifestFile, manifestFile, ro, full)
 	}
 }
 
@@ -198,31 +409,38 @@ func TestManifestSubscribesToWhatTheCodeHandles(t *testing.T) {
 		}
 	}
 	slices.Sort(want)
-	got := slices.Sorted(slices.Values(manifest(t).DefaultEvents))
-	if !slices.Equal(got, want) {
-		t.Errorf("manifest subscribes to %v, the webhook acts on %v (besides %v, sent to every App)",
-			got, want, slices.Sorted(maps.Keys(deliveredToEveryApp)))
+	for _, name := range manifestFiles {
+		got := slices.Sorted(slices.Values(manifest(t, name).DefaultEvents))
+		if !slices.Equal(got, want) {
+			t.Errorf("%s subscribes to %v, the webhook acts on %v (besides %v, sent to every App)",
+				name, got, want, slices.Sorted(maps.Keys(deliveredToEveryApp)))
+		}
 	}
 }
 
 func TestManifestHookPointsAtTheReceiver(t *testing.T) {
-	m := manifest(t)
-	if !m.HookAttributes.Active || !strings.HasPrefix(m.HookAttributes.URL, "https://") ||
-		!strings.HasSuffix(m.HookAttributes.URL, webhookserver.WebhookPath) {
-		t.Errorf("hook_attributes %+v: want an active https://HOST%s", m.HookAttributes, webhookserver.WebhookPath)
+	for _, name := range manifestFiles {
+		m := manifest(t, name)
+		if !m.HookAttributes.Active || !strings.HasPrefix(m.HookAttributes.URL, "https://") ||
+			!strings.HasSuffix(m.HookAttributes.URL, webhookserver.WebhookPath) {
+			t.Errorf("%s: hook_attributes %+v: want an active https://HOST%s", name, m.HookAttributes, webhookserver.WebhookPath)
+		}
+		if m.Public {
+			t.Errorf("%s registers a public App; queen-app is installed by its owner only", name)
+		}
+		if m.Name == "" || m.URL == "" || m.RedirectURL == "" {
+			t.Errorf("%s: GitHub's manifest flow needs name, url and redirect_url", name)
+		}
+		// The README posts the manifest from an HTML attribute quoted with '.
+		if strings.Contains(readFile(t, name), "'") {
+			t.Errorf("%s holds a ', which ends the README's value='...' early", name)
+		}
+		// The README registers the App from this manifest, with its URL replaced.
+		if !strings.Contains(readme(t), "deploy/"+name) {
+			t.Errorf("the README does not name deploy/%s", name)
+		}
 	}
-	if m.Public {
-		t.Error("the manifest registers a public App; queen-app is installed by its owner only")
-	}
-	if m.Name == "" || m.URL == "" || m.RedirectURL == "" {
-		t.Error("the manifest needs name, url and redirect_url for GitHub's manifest flow")
-	}
-	// The README posts the manifest from an HTML attribute quoted with '.
-	if strings.Contains(readFile(t, "github-app-manifest.json"), "'") {
-		t.Error("github-app-manifest.json holds a ', which ends the README's value='...' early")
-	}
-	// The README registers the App from this manifest, with its URL replaced.
-	if !strings.Contains(readme(t), "deploy/github-app-manifest.json") || !strings.Contains(readme(t), "app-manifests/") {
-		t.Error("the README does not walk through the manifest flow with deploy/github-app-manifest.json")
+	if !strings.Contains(readme(t), "app-manifests/") {
+		t.Error("the README does not walk through the manifest flow")
 	}
 }
