@@ -67,7 +67,10 @@ type exOpts struct {
 
 func newExStack(t *testing.T, o exOpts) *exStack {
 	t.Helper()
-	x := &exStack{stack: newStack(t, map[string]string{"QUEEN_SWEEP_INTERVAL": "0s", "QUEEN_REDELIVER_INTERVAL": "0s"}), t: t}
+	// The webhook's claims API, too, knows the export's repository: it
+	// refuses a push request for any other.
+	x := &exStack{stack: newStack(t, map[string]string{"QUEEN_SWEEP_INTERVAL": "0s", "QUEEN_REDELIVER_INTERVAL": "0s",
+		"QUEEN_EXPORT_REPO": repo}), t: t}
 	x.rdb = x.redis.Client()
 	x.insp = asynq.NewInspectorFromRedisClient(x.rdb)
 	x.remote = gittest.RemoteOf(x.sb.Git)

@@ -38,7 +38,8 @@ func exportServer(t *testing.T) (*ledger.Ledger, *asynq.Inspector) {
 		t.Fatal(err)
 	}
 	h, err := api.New(api.Config{Ledger: l, Token: claimsToken, Now: now,
-		Enqueuer: tasks.NewEnqueuer(asynq.NewClientFromRedisClient(srv.Client()), insp), ExportWorkers: workers})
+		Enqueuer: tasks.NewEnqueuer(asynq.NewClientFromRedisClient(srv.Client()), insp), ExportWorkers: workers,
+		ExportRepo: "hive/t27"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +183,7 @@ func TestExportStatusJSON(t *testing.T) {
 func TestExportPushCommand(t *testing.T) {
 	l, insp := exportServer(t)
 	exportRows(t, l)
+	putRow(t, l, "hive/b28", 3, acceptedBody(headB))
 
 	code, out, errOut := ctl("export", "push", "--dry-run", "hive/t27#3")
 	if code != 0 || errOut != "" ||
@@ -214,6 +216,10 @@ func TestExportPushCommand(t *testing.T) {
 	}{
 		{[]string{"export", "push", "hive/t27#6"}, 1, "queenctl: export push: hive/t27#6: hive/t27#6 is not accepted (claim running): only accepted work is pushed\n"},
 		{[]string{"export", "push", "hive/t27#99"}, 1, "queenctl: export push: hive/t27#99: no such dispatch row\n"},
+		// The export holds hive/t27's work: hive/b28's accepted #3 is refused
+		// with the export's repository named, as the API answers it.
+		{[]string{"export", "push", "hive/b28#3"}, 1, "queenctl: export push: hive/b28#3: repo: hive/b28 is not the export's repository hive/t27 (QUEEN_EXPORT_REPO): only its rows are pushed\n"},
+		{[]string{"export", "push", "--dry-run", "hive/b28#3"}, 1, "is not the export's repository hive/t27"},
 		{[]string{"export", "push"}, 2, "want exactly one owner/name#N"},
 		{[]string{"export", "push", "hive/t27"}, 2, `"hive/t27" is not owner/name#N`},
 		{[]string{"export", "push", "hive/t27#1", "--force"}, 2, "flag provided but not defined: -force"},
@@ -234,7 +240,7 @@ func TestExportPushCommand(t *testing.T) {
 func TestExportCommandNeedsTheAPIToken(t *testing.T) {
 	t.Setenv("QUEEN_API_TOKEN", "")
 	code, _, errOut := ctl("export", "status")
-	if code != 2 || errOut != "queenctl: export status: QUEEN_API_TOKEN: is required\n" {
+	if code != 2 || errOut != "queenctl: export status: QUEEN_API_TOKEN: is required (or QUEEN_API_TOKEN_FILE)\n" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }

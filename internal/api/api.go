@@ -52,6 +52,9 @@ type Config struct {
 	// ExportWorkers says whether a worker runs the export (required with
 	// Enqueuer); *export.Workers is one.
 	ExportWorkers ExportWorkers
+	// ExportRepo is QUEEN_EXPORT_REPO, the one repository whose rows an
+	// export push may name; "" refuses every push request.
+	ExportRepo string
 }
 
 // Enqueuer stores a task, treating an existing task id as success;
@@ -67,6 +70,7 @@ type server struct {
 	now         func() time.Time
 	enqueuer    Enqueuer
 	exporters   ExportWorkers
+	exportRepo  string
 	log         *slog.Logger
 	requests    *prometheus.CounterVec
 	inFlight    serve.Limiter
@@ -93,6 +97,7 @@ func New(cfg Config) (http.Handler, error) {
 		now:         cfg.Now,
 		enqueuer:    cfg.Enqueuer,
 		exporters:   cfg.ExportWorkers,
+		exportRepo:  cfg.ExportRepo,
 		log:         cfg.Logger,
 		inFlight:    serve.NewLimiter(MaxInFlight),
 		auth:        newAuthGuard(),

@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
@@ -19,7 +18,7 @@ func checkPathFields(obj map[string]json.RawMessage, r *request) error {
 		if json.Unmarshal(raw, &repo) != nil || !ghrepo.Valid(repo) {
 			return badField("repo", "must be the path's owner/name, "+r.repo)
 		}
-		if !strings.EqualFold(repo, r.repo) {
+		if !ghrepo.Same(repo, r.repo) {
 			return badField("repo", fmt.Sprintf("%q is not the path's %s", repo, r.repo))
 		}
 		delete(obj, "repo")

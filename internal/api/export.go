@@ -8,6 +8,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/dispatch"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
@@ -19,6 +20,9 @@ type ExportWorkers interface {
 
 // exportPush enqueues export:push for one row now, without waiting for the
 // next export:sweep. The worker re-reads the row and applies every check.
+// Only QUEEN_EXPORT_REPO's rows are pushed: the export holds that
+// repository's work, so another repository's issue N would get that
+// repository's queen-N, possibly private, pushed into it.
 func (s *server) exportPush(ctx context.Context, w *responseWriter, r *request) error {
 	if _, err := query(r); err != nil {
 		return err
@@ -40,6 +44,9 @@ func (s *server) exportPush(ctx context.Context, w *responseWriter, r *request) 
 	}
 	if s.enqueuer == nil {
 		return &apiError{code: http.StatusServiceUnavailable, msg: "export push not configured"}
+	}
+	if err := s.exportScope(r.repo); err != nil {
+		return err
 	}
 	rec, err := s.ledger.Get(ctx, r.repo, r.issue)
 	if err != nil {
@@ -75,5 +82,18 @@ func (s *server) exportPush(ctx context.Context, w *responseWriter, r *request) 
 	}
 	w.json(http.StatusAccepted, apiwire.ExportPush{Repo: r.repo, Issue: r.issue, Head: p.Head, DryRun: dryRun,
 		TaskID: tasks.ExportPushID(p), AlreadyEnqueued: res == tasks.AlreadyEnqueued})
+	return nil
+}
+
+// exportScope refuses any repository but the export's, compared as GitHub
+// does (ghrepo.Same: case aside).
+func (s *server) exportScope(repo string) error {
+	switch {
+	case s.exportRepo == "":
+		return &apiError{code: http.StatusConflict, field: "QUEEN_EXPORT_REPO",
+			msg: "QUEEN_EXPORT_REPO is not set on the webhook: it cannot tell which repository the export holds"}
+	case !ghrepo.Same(repo, s.exportRepo):
+		return badField("repo", fmt.Sprintf("%s is not the export's repository %s (QUEEN_EXPORT_REPO): only its rows are pushed", repo, s.exportRepo))
+	}
 	return nil
 }

@@ -189,3 +189,34 @@ func TestNewNeedsExportWorkersWithAnEnqueuer(t *testing.T) {
 		t.Fatalf("New with an Enqueuer and no ExportWorkers: %v", err)
 	}
 }
+
+// The export holds QUEEN_EXPORT_REPO's work only: a push request for any
+// other repository is a 400 naming repo (and the export's), whatever that
+// repository's row says, and nothing is queued. The repository is compared
+// as GitHub does, case aside.
+func TestExportPushIsScopedToTheExportRepository(t *testing.T) {
+	e := newEnv(t, envOpts{enqueue: true})
+	e.put(t, "hive/t27", 9200, acceptedAtHead)
+	e.put(t, "hive/b28", 9200, acceptedAtHead)
+	e.put(t, "hive/t27x", 9200, acceptedAtHead)
+	for _, other := range []string{"hive/b28", "hive/t27x"} {
+		for _, body := range []string{"", `{"dry_run": true}`} {
+			m := e.req(t, "POST", "/v1/repos/"+other+"/exports/9200/push", body).mustCode(t, 400, "repo")
+			if want := other + " is not the export's repository hive/t27 (QUEEN_EXPORT_REPO)"; !strings.Contains(m["error"].(string), want) {
+				t.Errorf("push of %s: %v, want it to say %q", other, m["error"], want)
+			}
+		}
+	}
+	if q := e.queued(t); len(q) != 0 {
+		t.Fatalf("refused pushes queued %v", q)
+	}
+	e.req(t, "POST", "/v1/repos/Hive/T27/exports/9200/push", "").mustCode(t, 202, "")
+
+	// A webhook that does not know the export's repository pushes nothing.
+	e = newEnv(t, envOpts{enqueue: true, exportRepo: "-"})
+	e.put(t, "hive/t27", 9200, acceptedAtHead)
+	e.req(t, "POST", "/v1/repos/hive/t27/exports/9200/push", "").mustCode(t, 409, "QUEEN_EXPORT_REPO")
+	if q := e.queued(t); len(q) != 0 {
+		t.Fatalf("queued %v without QUEEN_EXPORT_REPO", q)
+	}
+}

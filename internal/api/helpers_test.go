@@ -47,6 +47,9 @@ type envOpts struct {
 	// noExportWorker: with enqueue, no worker has announced the export
 	// (by default one has).
 	noExportWorker bool
+	// exportRepo is QUEEN_EXPORT_REPO with enqueue: "" is hive/t27, "-"
+	// leaves it unset.
+	exportRepo string
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -67,6 +70,12 @@ func newEnv(t *testing.T, o envOpts) *env {
 		e.insp = asynq.NewInspectorFromRedisClient(srv.Client())
 		cfg.Enqueuer = tasks.NewEnqueuer(client, e.insp)
 		cfg.ExportWorkers = export.Workers{RDB: srv.Client()}
+		switch cfg.ExportRepo = o.exportRepo; o.exportRepo {
+		case "":
+			cfg.ExportRepo = "hive/t27"
+		case "-":
+			cfg.ExportRepo = ""
+		}
 		if !o.noExportWorker {
 			if err := (export.Workers{RDB: srv.Client()}).Announce(context.Background(), "test-worker"); err != nil {
 				t.Fatal(err)

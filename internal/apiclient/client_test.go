@@ -187,7 +187,8 @@ func TestClientExportPush(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, err := api.New(api.Config{Ledger: l, Token: token, Now: now,
-		Enqueuer: tasks.NewEnqueuer(asynq.NewClientFromRedisClient(srv.Client()), insp), ExportWorkers: workers})
+		Enqueuer: tasks.NewEnqueuer(asynq.NewClientFromRedisClient(srv.Client()), insp), ExportWorkers: workers,
+		ExportRepo: "hive/t27"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/export"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/githubapp"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redact"
@@ -76,6 +77,11 @@ func (w *Worker) ExportPush(ctx context.Context, t *asynq.Task) error {
 	if w.pub == nil {
 		log.Info("export push skipped: the export is not configured")
 		return nil
+	}
+	// The export holds QUEEN_EXPORT_REPO's work only: its queen-N pushed
+	// into another repository would publish that work there.
+	if !ghrepo.Same(p.Repo, w.d.Export.Repo) {
+		return retry.Permanent(fmt.Errorf("export push refused: repo %s is not the export's repository %s (QUEEN_EXPORT_REPO)", p.Repo, w.d.Export.Repo))
 	}
 	inst, err := w.installation(ctx, p.Repo)
 	if errors.Is(err, errNotInstalled) {
