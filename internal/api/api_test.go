@@ -21,7 +21,7 @@ import (
 )
 
 var viewKeys = []string{"repo", "issue", "claim", "claims_issue", "live", "stage", "holds_files", "held_paths",
-	"held_until", "send_back_claim", "accept_claim", "freed", "would_free", "export", "version"}
+	"held_until", "send_back_claim", "accept_claim", "freed", "would_free", "prs", "export", "version"}
 
 func keysOf(m map[string]any) []string {
 	out := make([]string, 0, len(m))
