@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -57,6 +58,7 @@ func writeExplain(w io.Writer, d *apiwire.Detail) error {
 	field("held_until", until)
 	field("send_back_claim", orDash(v.SendBackClaim))
 	field("accept_claim", orDash(v.AcceptClaim))
+	field("prs", prsText(v.PRs))
 	field("freed", freeText(v.Freed))
 	field("would_free", freeText(v.WouldFree))
 	kept := "-"
@@ -104,6 +106,36 @@ func orNone(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// prsText is the last PR read: the attempt's PRs counted, earlier
+// attempts' apart, so a person sees which PRs the rules did not count.
+func prsText(p *dispatch.PRState) string {
+	switch {
+	case p == nil:
+		return "not read"
+	case !p.Read:
+		return "unread"
+	}
+	s := fmt.Sprintf("open %d, merged %d, closed unmerged %d", p.Open, p.Merged, p.ClosedUnmerged)
+	if len(p.Numbers) > 0 {
+		s += " (" + prNumbers(p.Numbers) + ")"
+	}
+	if len(p.Earlier) > 0 {
+		s += "; earlier attempts', not counted: " + prNumbers(p.Earlier)
+	}
+	if p.ReadAt != nil {
+		s += "; read " + p.ReadAt.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+func prNumbers(ns []int) string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = "#" + strconv.Itoa(n)
+	}
+	return strings.Join(out, ", ")
 }
 
 func freeText(f *dispatch.FreeRecord) string {
