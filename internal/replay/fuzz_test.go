@@ -46,6 +46,11 @@ func FuzzSnapshot(f *testing.F) {
 	f.Add([]byte(`{"taken_at":"2026-10-11T12:55:00Z","rows":[]}`))
 	f.Add([]byte(`{"taken_at":"2026-10-11T12:55:00+14:00","rows":[{"repo":"a/b","issue":1},{"repo":"A/B","issue":1}]}`))
 	f.Add([]byte(`{"taken_at":"2026-10-11T12:55:00Z","rows":[{"repo":"a/b","issue":1,"review_state":"accept","finished_at":"2026-10-11T12:00:00Z","prs":{"read":true,"closed_unmerged":1,"numbers":[3]}}]}`))
+	redispatched, err := os.ReadFile("../../testdata/replay/redispatch.json") // prs with pulls
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(redispatched)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := replay.Parse(data)
 		if err != nil {

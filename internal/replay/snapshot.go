@@ -53,8 +53,9 @@ func (e *Error) Error() string {
 
 // Top-level and row fields besides the Queen-owned ones (dispatch.QueenFields).
 var (
-	topFields = map[string]bool{"taken_at": true, "about": true, "rows": true}
-	prsFields = map[string]bool{"read": true, "open": true, "merged": true, "closed_unmerged": true, "read_at": true, "numbers": true}
+	topFields  = map[string]bool{"taken_at": true, "about": true, "rows": true}
+	prsFields  = map[string]bool{"read": true, "open": true, "merged": true, "closed_unmerged": true, "read_at": true, "numbers": true, "earlier": true, "pulls": true}
+	pullFields = map[string]bool{"number": true, "state": true, "merged": true, "head_sha": true, "created_at": true}
 )
 
 // Parse reads a snapshot: {"taken_at": RFC3339, "about": TEXT, "rows": [ROW,
@@ -147,6 +148,11 @@ func parseRow(i int, item json.RawMessage) (*dispatch.Row, error) {
 		if r.PRs, err = parsePRs(raw); err != nil {
 			return nil, e.from(err)
 		}
+		if r.PRs != nil && r.PRs.Listed != nil {
+			// The read's PRs as the ledger counts them: for the row's attempt.
+			p := r.Attempt().Count(*r.PRs)
+			r.PRs = &p
+		}
 	}
 	return r, nil
 }
@@ -163,6 +169,10 @@ func (e *Error) from(err error) *Error {
 }
 
 // parsePRs reads the recorded pull-request state; null means not read.
+// It is either the counts (open, merged, closed_unmerged, numbers, earlier:
+// as the ledger records them) or the read's pull requests (pulls: each
+// {"number", "state", "merged", "head_sha", "created_at"}, as GitHub lists
+// them), which the caller counts for the row's attempt.
 func parsePRs(raw json.RawMessage) (*dispatch.PRState, error) {
 	if isNull(raw) {
 		return nil, nil
@@ -205,7 +215,7 @@ func parsePRs(raw json.RawMessage) (*dispatch.PRState, error) {
 				return nil, fail(err.Error())
 			}
 			p.ReadAt = &t
-		case "numbers":
+		case "numbers", "earlier":
 			var ns []json.RawMessage
 			if json.Unmarshal(v, &ns) != nil {
 				return nil, fail("must be an array of pull request numbers or null")
@@ -213,13 +223,88 @@ func parsePRs(raw json.RawMessage) (*dispatch.PRState, error) {
 			for k, n := range ns {
 				num, err := dispatch.Issue(n)
 				if err != nil {
-					return nil, &dispatch.FieldError{Field: fmt.Sprintf("prs.numbers[%d]", k), Problem: err.Error()}
+					return nil, &dispatch.FieldError{Field: fmt.Sprintf("prs.%s[%d]", name, k), Problem: err.Error()}
 				}
-				p.Numbers = append(p.Numbers, int(num))
+				if name == "numbers" {
+					p.Numbers = append(p.Numbers, int(num))
+				} else {
+					p.Earlier = append(p.Earlier, int(num))
+				}
+			}
+		case "pulls":
+			if p.Listed, err = parsePulls(v); err != nil {
+				return nil, err
 			}
 		}
 	}
+	if p.Listed != nil {
+		for _, n := range []string{"open", "merged", "closed_unmerged", "numbers", "earlier"} {
+			if _, ok := obj[n]; ok {
+				return nil, &dispatch.FieldError{Field: "prs.pulls", Problem: "give the pull requests or their counts (" + n + "), not both"}
+			}
+		}
+		if r, ok := obj["read"]; ok && !isNull(r) && !p.Read {
+			return nil, &dispatch.FieldError{Field: "prs.pulls", Problem: "a read that failed lists no pull requests"}
+		}
+		p.Read = true
+	}
 	return p, nil
+}
+
+// parsePulls reads a read's pull requests: each names its number, state
+// ("open" or "closed"), merged (optional), head_sha (the head commit) and
+// created_at, which tell the row's attempt's PRs from earlier ones.
+func parsePulls(raw json.RawMessage) ([]dispatch.PR, error) {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil, &dispatch.FieldError{Field: "prs.pulls", Problem: "must be an array of pull requests or null"}
+	}
+	out := make([]dispatch.PR, 0, len(items))
+	seen := map[int]bool{}
+	for k, item := range items {
+		field := func(name string) string { return fmt.Sprintf("prs.pulls[%d].%s", k, name) }
+		obj, err := dispatch.DecodeObject(item)
+		if err != nil {
+			return nil, &dispatch.FieldError{Field: fmt.Sprintf("prs.pulls[%d]", k), Problem: "must be an object"}
+		}
+		if name := firstUnknown(obj, func(n string) bool { return pullFields[n] }); name != "" {
+			return nil, &dispatch.FieldError{Field: field(shown(name)), Problem: "unknown field"}
+		}
+		for _, name := range []string{"number", "state", "head_sha", "created_at"} {
+			if v, ok := obj[name]; !ok || isNull(v) {
+				return nil, &dispatch.FieldError{Field: field(name), Problem: "required"}
+			}
+		}
+		var pr dispatch.PR
+		n, err := dispatch.Issue(obj["number"])
+		if err != nil {
+			return nil, &dispatch.FieldError{Field: field("number"), Problem: err.Error()}
+		}
+		pr.Number = int(n)
+		if seen[pr.Number] {
+			return nil, &dispatch.FieldError{Field: field("number"), Problem: fmt.Sprintf("repeats #%d", pr.Number)}
+		}
+		seen[pr.Number] = true
+		if json.Unmarshal(obj["state"], &pr.State) != nil || (pr.State != "open" && pr.State != "closed") {
+			return nil, &dispatch.FieldError{Field: field("state"), Problem: fmt.Sprintf(`must be "open" or "closed" (got %s)`, clip(obj["state"]))}
+		}
+		if v, ok := obj["merged"]; ok && !isNull(v) {
+			if json.Unmarshal(v, &pr.Merged) != nil {
+				return nil, &dispatch.FieldError{Field: field("merged"), Problem: "must be true, false or null"}
+			}
+			if pr.Merged && pr.State == "open" {
+				return nil, &dispatch.FieldError{Field: field("merged"), Problem: "an open pull request is not merged"}
+			}
+		}
+		if json.Unmarshal(obj["head_sha"], &pr.HeadSHA) != nil || !dispatch.ValidHead(pr.HeadSHA) {
+			return nil, &dispatch.FieldError{Field: field("head_sha"), Problem: fmt.Sprintf("must be a 40-character lower-case commit id (got %s)", clip(obj["head_sha"]))}
+		}
+		if pr.CreatedAt, err = date(obj["created_at"]); err != nil {
+			return nil, &dispatch.FieldError{Field: field("created_at"), Problem: err.Error()}
+		}
+		out = append(out, pr)
+	}
+	return out, nil
 }
 
 func date(raw json.RawMessage) (time.Time, error) {
