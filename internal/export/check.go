@@ -23,6 +23,7 @@ const (
 	KindNoBundle       = "no-bundle"
 	KindBadBundle      = "bad-bundle"
 	KindNotFastForward = "not-fast-forward"
+	KindPRRefused      = "pr-refused" // GitHub refused the PR for good; its words
 )
 
 // Limits of a publishable branch.

@@ -23,7 +23,10 @@ type GitHub interface {
 	// Issue reads whether the issue is open, and its title.
 	Issue(ctx context.Context, repo string, number int64) (IssueInfo, error)
 	// CreatePR opens a pull request, never arming auto-merge. When GitHub
-	// answers that one already exists it returns an error wrapping ErrPRExists.
+	// answers that one already exists it returns an error wrapping
+	// ErrPRExists; when GitHub refuses it for good (an answer the same
+	// request will get again until the branch changes), a *Refusal of kind
+	// KindPRRefused with GitHub's words.
 	CreatePR(ctx context.Context, repo string, pr NewPR) (int, error)
 }
 
@@ -71,7 +74,8 @@ func (j Job) Branch() string { return dispatch.BranchOf(j.Issue) }
 type State string
 
 // States of an Outcome. already, pushed and superseded are final only when
-// Push also returned an error (the PR could not be opened yet).
+// Push also returned an error (the PR could not be opened yet); the caller
+// then records the error's state, keeping PushedHead.
 const (
 	StateAlready    State = "already"    // the branch was at the judged head
 	StatePushed     State = "pushed"     // fast-forwarded to the judged head
@@ -191,9 +195,16 @@ func (p *Publisher) Push(ctx context.Context, job Job) (Outcome, error) {
 	if out.PushedHead != "" {
 		log.Info("export pushed", "state", out.Push, "head", out.PushedHead, "superseded", out.Superseded)
 	}
-	n, err := p.openPR(ctx, job, issue.Title, out.Head, bundle)
+	n, ref, err := p.openPR(ctx, job, issue.Title, out.Head, bundle)
 	if err != nil {
 		return out, err
+	}
+	if ref != nil {
+		// The branch stays as pushed; the row is refused, not left pushed
+		// for every sweep to spend a PR creation on.
+		out.State, out.Refusal = StateRefused, ref
+		log.Info("export refused", "kind", ref.Kind, "reason", ref.Reason)
+		return out, nil
 	}
 	out.State, out.PRNumber = StatePROpened, n
 	log.Info("export PR opened", "pr", n, "head", out.Head)
@@ -355,7 +366,8 @@ func (p *Publisher) dryRun(ctx context.Context, r *repo, job Job, remoteHead, he
 	return out, nil
 }
 
-func (p *Publisher) openPR(ctx context.Context, job Job, title, head string, bundle *Bundle) (int, error) {
+// openPR opens the branch's PR: its number, or GitHub's lasting refusal.
+func (p *Publisher) openPR(ctx context.Context, job Job, title, head string, bundle *Bundle) (int, *Refusal, error) {
 	body := fmt.Sprintf("Closes #%d\n\nPublished by queen-app from the Queen's export: branch %s at %s, the head the Queen accepted.",
 		job.Issue, job.Branch(), head)
 	if bundle != nil && bundle.Base != "" {
@@ -364,13 +376,17 @@ func (p *Publisher) openPR(ctx context.Context, job Job, title, head string, bun
 	body += "\n"
 	pr := NewPR{Base: p.base(), Head: job.Branch(), Title: Title(title, job.Issue), Body: body}
 	n, err := p.GitHub.CreatePR(ctx, job.Repo, pr)
-	if errors.Is(err, ErrPRExists) {
-		return p.existingPR(ctx, job)
+	var ref *Refusal
+	switch {
+	case errors.Is(err, ErrPRExists):
+		n, err = p.existingPR(ctx, job)
+		return n, nil, err
+	case errors.As(err, &ref) && ref.Kind == KindPRRefused:
+		return 0, ref, nil
+	case err != nil:
+		return 0, nil, readError("github CreatePR", err)
 	}
-	if err != nil {
-		return 0, readError("github CreatePR", err)
-	}
-	return n, nil
+	return n, nil, nil
 }
 
 // existingPR is the number of the open PR GitHub says the branch has. A

@@ -136,7 +136,8 @@ type GitHub struct {
 	redeliverCode int
 	faults        []*fault
 	graphqlErrors map[string]bool
-	listErrors    map[string]bool // branches whose REST PR list fails
+	listErrors    map[string]bool           // branches whose REST PR list fails
+	prRefusals    map[string]map[string]any // head branch -> the 422 error its PR creation gets
 	down          bool
 	remaining     int
 }
@@ -165,6 +166,7 @@ func NewGitHub() (*GitHub, error) {
 		redeliverCode: http.StatusOK,
 		graphqlErrors: map[string]bool{},
 		listErrors:    map[string]bool{},
+		prRefusals:    map[string]map[string]any{},
 		remaining:     5000,
 	}
 	s.routes()
@@ -412,15 +414,26 @@ func (s *GitHub) UnreadablePRs(branch string) {
 	s.listErrors[branch] = true
 }
 
+// RefusePRs answers every PR creation from head with GitHub's 422
+// Validation Failed carrying e as its one entry of "errors", e.g.
+// {"resource": "PullRequest", "code": "custom", "message": "No commits
+// between master and queen-5"}, until ClearFaults.
+func (s *GitHub) RefusePRs(head string, e map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prRefusals[head] = e
+}
+
 // ClearFaults ends every fault set so far: the queued and open-ended
 // failures (FailNext, FailAfter, AnswerNext, SecondaryRateLimit), the
-// branches that GraphQLError and UnreadablePRs broke, and Down.
+// branches that GraphQLError and UnreadablePRs broke, RefusePRs and Down.
 func (s *GitHub) ClearFaults() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = nil
 	s.graphqlErrors = map[string]bool{}
 	s.listErrors = map[string]bool{}
+	s.prRefusals = map[string]map[string]any{}
 	s.down = false
 }
 
@@ -835,6 +848,10 @@ func (s *GitHub) createPull(w http.ResponseWriter, r *http.Request, repo string)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if e, ok := s.prRefusals[head]; ok {
+		validation(w, e)
+		return
+	}
 	k := strings.ToLower(repo)
 	for _, p := range s.prs[k] {
 		if p.State == "open" && p.HeadRef == head && strings.EqualFold(p.HeadRepo, repo) {

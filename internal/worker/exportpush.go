@@ -267,16 +267,23 @@ func exportState(rec *ledger.Record, out export.Outcome, perr error, until, now 
 	st.LastError = ""
 	st.At = nil
 	st.Until = nil
-	if out.State != "" {
-		out.Record(&st)
-		if out.State == export.StatePROpened {
-			st.PushedHead = out.Head // the branch is at the head, pushed now or before
+	switch {
+	case perr != nil:
+		// A push whose PR could not be opened is recorded in the failure's
+		// state with the head it pushed, never left pushed or already: the
+		// sweep would take it again every run, a PR creation each time.
+		if out.PushedHead != "" {
+			st.PushedHead = out.PushedHead
 		}
-	} else if perr != nil {
 		st.Refusal = ""
 		st.State = StateFailed
 		if errors.Is(perr, export.ErrLeaseLost) || export.IsRetryable(perr) {
 			st.State = StateRetrying
+		}
+	case out.State != "":
+		out.Record(&st)
+		if out.State == export.StatePROpened {
+			st.PushedHead = out.Head // the branch is at the head, pushed now or before
 		}
 	}
 	if perr != nil && !until.IsZero() {
