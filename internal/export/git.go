@@ -32,7 +32,9 @@ const DefaultGitTimeout = 5 * time.Minute
 // it, under the repository's lock: git's own thresholds for gc --auto
 // (gc.auto, gc.autoPackLimit). Each import is a pack (git keeps a bundle's
 // pack whole), so the packs usually decide: the clone holds the base's
-// history and at most the last 50 tasks' imports (BenchmarkCacheBound).
+// history and at most the last 50 tasks' imports. BenchmarkCacheBound,
+// 150 pushes of an 8 KiB file each: 395 KiB in 122 files, against 1,153
+// KiB in 321 files never collected (0.34x), which grows with every push.
 const (
 	DefaultGCLoose = 6700
 	DefaultGCPacks = 50
