@@ -6,6 +6,7 @@ package metrics
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -111,9 +112,18 @@ const (
 // Check is one readiness condition; nil error means ready.
 type Check func(ctx context.Context) error
 
+// Unavailable is what /readyz says of a failing check. /readyz answers
+// anyone who reaches the port, so the check's error (Redis's own text,
+// an address) goes to the log only.
+const Unavailable = "unavailable"
+
 // Health serves /healthz (the process answers), /readyz (every check
-// passes; 503 naming the failing one) and /metrics.
-func Health(reg *prometheus.Registry, checks map[string]Check) *http.ServeMux {
+// passes; 503 naming the failing one, its error logged to log) and
+// /metrics.
+func Health(reg *prometheus.Registry, log *slog.Logger, checks map[string]Check) *http.ServeMux {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+HealthzPath, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -124,7 +134,8 @@ func Health(reg *prometheus.Registry, checks map[string]Check) *http.ServeMux {
 		failed := map[string]string{}
 		for name, check := range checks {
 			if err := check(ctx); err != nil {
-				failed[name] = err.Error()
+				failed[name] = Unavailable
+				log.Warn("not ready", "check", name, "error", err.Error())
 			}
 		}
 		if len(failed) > 0 {

@@ -93,7 +93,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 		return err
 	}
 
-	health := metrics.Health(reg, map[string]metrics.Check{
+	health := metrics.Health(reg, log, map[string]metrics.Check{
 		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
 	})
 

@@ -53,7 +53,7 @@ func assemble(t *testing.T) *servers {
 	if err != nil {
 		t.Fatal(err)
 	}
-	apiTS := httptest.NewServer(apiHandler(metrics.Health(prometheus.NewRegistry(), nil), claims))
+	apiTS := httptest.NewServer(apiHandler(metrics.Health(prometheus.NewRegistry(), nil, nil), claims))
 	hookTS := httptest.NewServer(hookHandler(hook))
 	t.Cleanup(apiTS.Close)
 	t.Cleanup(hookTS.Close)
@@ -198,7 +198,7 @@ func TestRequestsInFlightAreBounded(t *testing.T) {
 		length             int
 	}{
 		{"webhook", "POST", "/webhook", hookHandler(hook), ghevents.MaxInFlight, webhookHeaders, ghevents.MaxBodyBytes},
-		{"api", "PUT", "/v1/repos/hive/t27/dispatches/1", apiHandler(metrics.Health(prometheus.NewRegistry(), nil), claims),
+		{"api", "PUT", "/v1/repos/hive/t27/dispatches/1", apiHandler(metrics.Health(prometheus.NewRegistry(), nil, nil), claims),
 			api.MaxInFlight, apiHeaders, api.MaxBodyBytes},
 	} {
 		t.Run(l.name, func(t *testing.T) {

@@ -221,7 +221,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	// The health server outlives the scheduler and asynq's shutdown.
 	hctx, stopHealth := context.WithCancel(context.Background())
 	defer stopHealth()
-	health := serve.NewServer(cfg.APIListen, serve.RefuseUnclean(metrics.Health(reg, map[string]metrics.Check{
+	health := serve.NewServer(cfg.APIListen, serve.RefuseUnclean(metrics.Health(reg, log, map[string]metrics.Check{
 		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
 	})), log)
 	healthDone := make(chan error, 1)
