@@ -485,6 +485,16 @@ func conflictNote(files []string) string {
 	return strings.Join(files, ", ")
 }
 
+// notAncestor reports whether err is git merge-base --is-ancestor's "no"
+// (git-merge-base(1)); any other failure is no answer.
+func notAncestor(err error) bool {
+	var ge *gitError
+	return errors.As(err, &ge) && ge.exitCode == notAncestorStatus && !ge.timedOut
+}
+
+// notAncestorStatus is git merge-base --is-ancestor's exit status for "no".
+const notAncestorStatus = 1
+
 // answered reports whether git ran to its own answer: it exited, in time.
 // A git killed (by the kernel, out of memory) or timed out said nothing
 // about its input.

@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/queen-app/queen-app/internal/gittest"
 )
 
 // fakeGit puts a git first on PATH that runs body (sh) instead of git for
@@ -217,5 +220,34 @@ func TestALeftoverBundleFileIsDeleted(t *testing.T) {
 		if _, err := os.Stat(f); !os.IsNotExist(err) {
 			t.Errorf("%s is still there (%v)", f, err)
 		}
+	}
+}
+
+// A dry run asks git merge-base --is-ancestor whether the remote tip is an
+// ancestor: only its answer "no" (exit 1) counts. A git that failed
+// otherwise is an error to retry, never a not-fast-forward refusal of a
+// branch that fast-forwards.
+func TestADryRunsFailedAncestorReadIsNotARefusal(t *testing.T) {
+	e := newEnv(t)
+	e.pub.DryRun = true
+	e.remote.Work.Branch(t, "queen-65", "origin/master")
+	tip := e.remote.Work.CommitAt(t, "queen-65", map[string]string{"a.txt": "first\n"}, "attempt 1", gittest.Epoch)
+	e.remote.Work.Push(t, "queen-65")
+	e.work.Git(t, "fetch", "--quiet", "origin")
+	e.work.Branch(t, "queen-65", tip)
+	// Committed before the tip: MaySupersede would keep the tip, so only
+	// the ancestry read stands between this fast-forward and a refusal.
+	head := e.work.CommitAt(t, "queen-65", map[string]string{"a.txt": "second\n"}, "attempt 2", gittest.Epoch.Add(-time.Hour))
+	fakeGit(t, "--is-ancestor", `    echo "fatal: unable to read tree" >&2; exit 128`)
+	out, err := e.pub.Push(context.Background(), e.job(65, head))
+	mustRetryable(t, err)
+	if out.State != "" || out.Refusal != nil || !strings.Contains(err.Error(), "git merge-base") {
+		t.Fatalf("outcome %+v, error %v: want git merge-base's failure, nothing decided", out, err)
+	}
+
+	t.Setenv("PATH", strings.SplitN(os.Getenv("PATH"), string(os.PathListSeparator), 2)[1])
+	out, err = e.pub.Push(context.Background(), e.job(65, head))
+	if err != nil || out.State != StateDryRun || out.Would != "push" {
+		t.Fatalf("with git working: %+v %v, want a dry run that would push", out, err)
 	}
 }

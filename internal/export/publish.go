@@ -355,8 +355,12 @@ func (p *Publisher) dryRun(ctx context.Context, r *repo, job Job, remoteHead, he
 	if err != nil {
 		return Outcome{}, err
 	}
-	if _, _, err := r.run(ctx, false, "", "merge-base", "--is-ancestor", tip, head); err == nil {
+	_, err = r.git(ctx, false, "merge-base", "--is-ancestor", tip, head)
+	if err == nil {
 		return out, nil
+	}
+	if !notAncestor(err) {
+		return Outcome{}, err // no answer from git: decides nothing
 	}
 	if !ok {
 		return Outcome{State: StateRefused, Head: head,
