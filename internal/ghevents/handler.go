@@ -138,8 +138,8 @@ type delivery struct {
 }
 
 // eventChars are X-GitHub-Event's, 1 to 64 of them (charclass says why not
-// regexp).
-var eventChars = charclass.New("a-z_")
+// regexp); GitHub's own have digits (projects_v2_item).
+var eventChars = charclass.New("a-z0-9_")
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d := &delivery{}

@@ -218,6 +218,9 @@ func TestRequestMatrix(t *testing.T) {
 			edit: func(r *http.Request) { r.Method = http.MethodGet }, code: 405},
 		{name: "unknown event", event: "push", body: encode(t, load(t, "push/payload.json")), code: 202},
 		{name: "opened", event: "pull_request", body: encode(t, pr(t, "opened.payload.json", "queen-77", false)), code: 202},
+		{name: "event with digits", event: "projects_v2_item", body: []byte(`{"action":"edited"}`), code: 202},
+		{name: "event with a capital", event: "Projects_v2_item", body: []byte(`{"action":"edited"}`), code: 400},
+		{name: "event with a hyphen", event: "projects-v2-item", body: []byte(`{"action":"edited"}`), code: 400},
 		{name: "synchronize", event: "pull_request", body: encode(t, pr(t, "synchronize.payload.json", "queen-77", false)), code: 202},
 		{name: "queen-0", event: "pull_request", body: closed("queen-0"), code: 202},
 		{name: "queen-01", event: "pull_request", body: closed("queen-01"), code: 202},
@@ -262,8 +265,8 @@ func TestRequestMatrix(t *testing.T) {
 	if got := value(f.metrics.Requests.WithLabelValues("", "", "401")); got != 5 {
 		t.Errorf("unlabelled 401 = %v, want 5", got)
 	}
-	if got := value(f.metrics.Requests.WithLabelValues("other", "", "202")); got != 1 {
-		t.Errorf("push counted as event other = %v, want 1", got)
+	if got := value(f.metrics.Requests.WithLabelValues("other", "", "202")); got != 2 {
+		t.Errorf("push and projects_v2_item counted as event other = %v, want 2", got)
 	}
 }
 
