@@ -122,9 +122,14 @@ func TestBinariesStartWithTheRenderedEnv(t *testing.T) {
 				t.Errorf("worker did not get the App's key")
 			}
 			for _, v := range []string{"GITHUB_WEBHOOK_SECRET", "GITHUB_WEBHOOK_SECRET_PREVIOUS", "QUEEN_API_TOKEN"} {
-				if _, ok := wk.vars[v]; ok {
-					t.Errorf("worker gets %s, which it does not need", v)
+				for _, name := range []string{v, v + "_FILE"} {
+					if _, ok := wk.vars[name]; ok {
+						t.Errorf("worker gets %s, which it does not need", name)
+					}
 				}
+			}
+			if cfg.APIToken != testValueFor("token") && cfg.APIToken != testAPIToken {
+				t.Errorf("webhook did not get the API token from the Secret")
 			}
 			if name == "ci" {
 				if !wcfg.ExportEnabled() || wcfg.ExportRepo != "hive/t27" || !wcfg.FreeClosedPR {
@@ -156,10 +161,16 @@ func TestPrivateKeyIsOnlyAFile(t *testing.T) {
 					t.Errorf("%s: GITHUB_APP_PRIVATE_KEY_FILE does not name a mounted Secret file", d.Name)
 				}
 				for _, vol := range d.Spec.Template.Spec.Volumes {
-					if vol.Secret == nil {
+					var m *int32
+					switch {
+					case vol.Secret != nil:
+						m = vol.Secret.DefaultMode
+					case vol.Projected != nil:
+						m = vol.Projected.DefaultMode
+					default:
 						continue
 					}
-					if m := vol.Secret.DefaultMode; m == nil || *m&0o007 != 0 {
+					if m == nil || *m&0o007 != 0 {
 						t.Errorf("%s: Secret volume %s is readable by others (mode %v)", d.Name, vol.Name, m)
 					}
 					for _, c := range d.Spec.Template.Spec.Containers {
@@ -430,13 +441,15 @@ func TestSecretReferencesResolveToDocumentedKeys(t *testing.T) {
 				t.Errorf("%s reads optional key %s of Secret %s, which the README never names", d.Name, r.Key, r.Name)
 			}
 		}
-		for _, v := range d.Spec.Template.Spec.Volumes {
-			if v.Secret != nil {
-				for _, it := range v.Secret.Items {
-					keys[it.Key] = true
-					if _, ok := documented[v.Secret.SecretName][it.Key]; !ok {
-						t.Errorf("%s mounts key %s of Secret %s, which the README does not create", d.Name, it.Key, v.Secret.SecretName)
-					}
+		for name, items := range secretItems(&d) {
+			for key, optional := range items {
+				keys[key] = true
+				_, created := documented[name][key]
+				switch {
+				case !created && !optional:
+					t.Errorf("%s mounts key %s of Secret %s, which the README does not create", d.Name, key, name)
+				case !created && !strings.Contains(text, key):
+					t.Errorf("%s mounts optional key %s of Secret %s, which the README never names", d.Name, key, name)
 				}
 			}
 		}
@@ -451,10 +464,13 @@ func TestSecretReferencesResolveToDocumentedKeys(t *testing.T) {
 func TestRequiredValuesNameTheValue(t *testing.T) {
 	base := inlineValues()
 	for want, vals := range map[string]map[string]any{
-		"github.existingSecret.name":    without(base, "github"),
-		"api.existingSecret.name":       without(base, "api"),
-		"redis.url (or redis.host":      without(base, "redis"),
-		"github.webhookSecret must be":  with(base, "github.webhookSecret", "short"),
+		"github.existingSecret.name":   without(base, "github"),
+		"api.existingSecret.name":      without(base, "api"),
+		"redis.url (or redis.host":     without(base, "redis"),
+		"github.webhookSecret must be": with(base, "github.webhookSecret", "short"),
+		"redis.password must be":       with(base, "redis.password", "short"),
+		"export.token must be": with(with(with(base, "export.url", "https://export.example/"), "export.repo", "o/r"),
+			"export.token", "short"),
 		"api.token must be":             with(base, "api.token", "short"),
 		"export.repo":                   with(base, "export.url", "https://export.example/"),
 		"export.existingSecret.name":    with(with(base, "export.url", "https://export.example/"), "export.repo", "o/r"),
@@ -540,13 +556,18 @@ func TestRedisFormsFromValues(t *testing.T) {
 				} else if _, has := u.User.Password(); has {
 					t.Errorf("%s: QUEEN_REDIS_URL carries a password", d.Name)
 				}
-				for _, v := range []string{"QUEEN_REDIS_PASSWORD", "QUEEN_REDIS_SENTINEL_PASSWORD"} {
-					if e.vars[v] != tc.passwords[v] {
-						t.Errorf("%s: %s = %q, want %q", d.Name, v, e.vars[v], tc.passwords[v])
-					}
-				}
-				if _, err := config.Load(config.Worker, e.getenv); err != nil {
+				cfg, err := config.Load(config.Worker, e.getenv)
+				if err != nil {
 					t.Errorf("%s: %v", d.Name, err)
+					continue
+				}
+				for v, got := range map[string]string{"QUEEN_REDIS_PASSWORD": cfg.RedisPassword, "QUEEN_REDIS_SENTINEL_PASSWORD": cfg.RedisSentinelPassword} {
+					if got != tc.passwords[v] {
+						t.Errorf("%s: %s = %q, want %q", d.Name, v, got, tc.passwords[v])
+					}
+					if _, inEnv := e.vars[v]; inEnv {
+						t.Errorf("%s: %s is an environment value, not a file", d.Name, v)
+					}
 				}
 			}
 		})
@@ -736,4 +757,76 @@ func lookup(v any, dotted string) any {
 		v = m[p]
 	}
 	return v
+}
+
+// secretVars are the variables of the credentials: none may be an
+// environment value in a pod, each comes as its *_FILE.
+var secretVars = []string{"GITHUB_WEBHOOK_SECRET", "GITHUB_WEBHOOK_SECRET_PREVIOUS", "QUEEN_API_TOKEN",
+	"QUEEN_EXPORT_TOKEN", "QUEEN_REDIS_PASSWORD", "QUEEN_REDIS_SENTINEL_PASSWORD"}
+
+// TestCredentialsReachThePodsAsFilesOnly: every credential is a file of a
+// read-only Secret mount named by its *_FILE variable, never an
+// environment value (kubectl describe, /proc/PID/environ and crash dumps
+// show those); only the App's id, no secret, is a secretKeyRef. The
+// previous webhook secret is an optional key: absent, the webhook starts
+// without it; present, it is taken.
+func TestCredentialsReachThePodsAsFilesOnly(t *testing.T) {
+	withAll := with(with(with(with(without(inlineValues(), "redis.host"), "redis.sentinel",
+		map[string]any{"addresses": []any{"s1:26379"}, "masterName": "m", "password": "sentinel-password-0123"}),
+		"redis.password", "redis-password-0123"), "export.url", "https://export.example/queen/export"),
+		"export.repo", "hive/t27")
+	withAll = with(withAll, "export.token", "export-token-0123456789")
+	scenarios := scenarios(t)
+	scenarios["every secret"] = withAll
+	scenarios["rotating"] = with(inlineValues(), "github.webhookSecretPrevious", "previous-secret-0123456789")
+	for name, vals := range scenarios {
+		t.Run(name, func(t *testing.T) {
+			o := render(t, vals)
+			store := o.store(readmeSecrets(t))
+			for _, d := range o.Deployments {
+				e := o.env(t, &d, store)
+				for _, p := range e.problems {
+					t.Error(p)
+				}
+				for _, r := range e.refs {
+					if r.Key != "app-id" {
+						t.Errorf("%s reads key %s of Secret %s into its environment", d.Name, r.Key, r.Name)
+					}
+				}
+				for _, v := range secretVars {
+					if _, ok := e.vars[v]; ok {
+						t.Errorf("%s sets %s in its environment", d.Name, v)
+					}
+				}
+				for v := range e.files {
+					for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
+						if strings.HasPrefix(e.vars[v], m.MountPath+"/") && !m.ReadOnly {
+							t.Errorf("%s: %s is on a writable mount", d.Name, v)
+						}
+					}
+				}
+				role := config.Worker
+				if strings.HasSuffix(d.Name, "-webhook") {
+					role = config.Webhook
+				}
+				cfg, err := config.Load(role, e.getenv)
+				if err != nil {
+					t.Fatalf("%s would not start: %v", d.Name, err)
+				}
+				if role == config.Webhook {
+					want := ""
+					if name == "rotating" {
+						want = "previous-secret-0123456789"
+					}
+					if cfg.WebhookSecret != testWebhookSecret || cfg.WebhookSecretPrev != want {
+						t.Errorf("%s: webhook secrets %q and %q, want %q and %q", d.Name, cfg.WebhookSecret, cfg.WebhookSecretPrev, testWebhookSecret, want)
+					}
+				}
+				if name == "every secret" && role == config.Worker &&
+					(cfg.ExportToken != "export-token-0123456789" || cfg.RedisPassword != "redis-password-0123" || cfg.RedisSentinelPassword != "sentinel-password-0123") {
+					t.Errorf("%s: export token %q, Redis passwords %q %q", d.Name, cfg.ExportToken, cfg.RedisPassword, cfg.RedisSentinelPassword)
+				}
+			}
+		})
+	}
 }

@@ -234,37 +234,59 @@ func TestComposeRunsThePairOnOneHost(t *testing.T) {
 			t.Errorf("%s: QUEEN_REDIS_URL %q is not the compose Redis", name, s.Environment["QUEEN_REDIS_URL"])
 		}
 
-		// The key: a compose secret file at GITHUB_APP_PRIVATE_KEY_FILE.
-		keyPath := s.Environment["GITHUB_APP_PRIVATE_KEY_FILE"]
-		secret := strings.TrimPrefix(keyPath, "/run/secrets/")
-		if _, ok := c.Secrets[secret]; !ok || secret == keyPath || !slices.Contains(s.Secrets, secret) {
-			t.Errorf("%s: GITHUB_APP_PRIVATE_KEY_FILE %q is not a compose secret of the service", name, keyPath)
+		// The key and every credential the service needs: compose secret
+		// files named by *_FILE variables, never environment values.
+		want := []string{"GITHUB_APP_PRIVATE_KEY_FILE"}
+		if name == "webhook" {
+			want = append(want, "GITHUB_WEBHOOK_SECRET_FILE", "QUEEN_API_TOKEN_FILE")
 		}
-		if _, ok := s.Environment["GITHUB_APP_PRIVATE_KEY"]; ok {
-			t.Errorf("%s sets GITHUB_APP_PRIVATE_KEY; the key must be a file", name)
+		for _, v := range want {
+			if _, ok := s.Environment[v]; !ok {
+				t.Errorf("%s: %s is not set", name, v)
+			}
 		}
-
-		// With the example's required lines filled in, the binary starts.
-		keyFile := filepath.Join(t.TempDir(), "key.pem")
-		if err := os.WriteFile(keyFile, []byte(testKeyPEM), 0o600); err != nil {
-			t.Fatal(err)
+		for _, v := range []string{"GITHUB_APP_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET", "QUEEN_API_TOKEN"} {
+			if _, ok := s.Environment[v]; ok {
+				t.Errorf("%s sets %s; the secret must be a file", name, v)
+			}
+			if l, ok := example[v]; ok && !l.commented {
+				t.Errorf("queen-app.env.example asks for %s; compose.yaml mounts it as a file", v)
+			}
 		}
 		env := map[string]string{}
 		for v, l := range example {
 			if !l.commented {
-				env[v] = map[string]string{"GITHUB_APP_ID": testAppID, "GITHUB_WEBHOOK_SECRET": testWebhookSecret,
-					"QUEEN_API_TOKEN": testAPIToken}[v]
+				env[v] = map[string]string{"GITHUB_APP_ID": testAppID}[v]
 			}
 		}
+		dir := t.TempDir()
 		for k, v := range s.Environment {
 			env[k] = v
+			if !strings.HasSuffix(k, "_FILE") {
+				continue
+			}
+			secret := strings.TrimPrefix(v, "/run/secrets/")
+			if _, ok := c.Secrets[secret]; !ok || secret == v || !slices.Contains(s.Secrets, secret) {
+				t.Errorf("%s: %s %q is not a compose secret of the service", name, k, v)
+				continue
+			}
+			content := testValueFor(secret) + "\n" // as echo or an editor leaves it
+			if k == "GITHUB_APP_PRIVATE_KEY_FILE" {
+				content = testKeyPEM
+			}
+			env[k] = filepath.Join(dir, secret)
+			if err := os.WriteFile(env[k], []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
-		env["GITHUB_APP_PRIVATE_KEY_FILE"] = keyFile
 		getenv := func(k string) string { return env[k] }
 		role := map[string]config.Role{"webhook": config.Webhook, "worker": config.Worker}[name]
 		cfg, err := config.Load(role, getenv)
 		if err != nil {
 			t.Fatalf("%s would not start: %v", name, err)
+		}
+		if name == "webhook" && (cfg.WebhookSecret != testValueFor("webhook-secret") || cfg.APIToken != testValueFor("api-token")) {
+			t.Errorf("webhook: secret %q, token %q; want the mounted files' contents", cfg.WebhookSecret, cfg.APIToken)
 		}
 		var published []string
 		for _, p := range s.Ports {

@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -365,11 +366,14 @@ func (o *objects) store(existing secretStore) secretStore {
 
 // podEnv is the environment a container of d starts with, resolved the way
 // the kubelet does: envFrom ConfigMaps, then env values and secretKeyRefs.
-// The private key's path is rewritten to a file holding what the Secret
-// volume would mount there, so a binary's config can read it.
+// Each *_FILE variable's path is rewritten to a file holding what the
+// Secret volume would mount there, so a binary's config can read it; an
+// optional key the Secret lacks is a path where nothing is, as in the pod.
 type podEnv struct {
 	vars     map[string]string
-	keyFile  string // the path GITHUB_APP_PRIVATE_KEY_FILE resolves to on disk
+	files    map[string]string // *_FILE variable -> the file on disk standing for the mounted one
+	secrets  map[string]string // *_FILE variable -> the content mounted there
+	keyFile  string            // the path GITHUB_APP_PRIVATE_KEY_FILE resolves to on disk
 	refs     []corev1.SecretKeySelector
 	problems []string
 }
@@ -377,7 +381,7 @@ type podEnv struct {
 func (o *objects) env(t *testing.T, d *appsv1.Deployment, store secretStore) *podEnv {
 	t.Helper()
 	c := d.Spec.Template.Spec.Containers[0]
-	e := &podEnv{vars: map[string]string{}}
+	e := &podEnv{vars: map[string]string{}, files: map[string]string{}, secrets: map[string]string{}}
 	for _, from := range c.EnvFrom {
 		if from.ConfigMapRef == nil {
 			e.problems = append(e.problems, "envFrom other than a ConfigMap")
@@ -415,30 +419,47 @@ func (o *objects) env(t *testing.T, d *appsv1.Deployment, store secretStore) *po
 			e.problems = append(e.problems, v.Name+": valueFrom other than a secretKeyRef")
 		}
 	}
-	if p, ok := e.vars["GITHUB_APP_PRIVATE_KEY_FILE"]; ok {
-		pem, err := mountedSecretFile(d, store, p)
-		if err != nil {
-			e.problems = append(e.problems, "GITHUB_APP_PRIVATE_KEY_FILE: "+err.Error())
-		} else {
-			e.keyFile = filepath.Join(t.TempDir(), "key.pem")
-			if err := os.WriteFile(e.keyFile, pem, 0o600); err != nil {
-				t.Fatal(err)
-			}
+	dir := t.TempDir()
+	for name, p := range e.vars {
+		if !strings.HasSuffix(name, "_FILE") {
+			continue
 		}
+		local := filepath.Join(dir, name)
+		e.files[name] = local
+		content, err := mountedSecretFile(d, store, p)
+		switch {
+		case errors.Is(err, errOptionalAbsent):
+			continue // nothing at local either
+		case err != nil:
+			e.problems = append(e.problems, name+": "+err.Error())
+			continue
+		}
+		e.secrets[name] = string(content)
+		if err := os.WriteFile(local, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := e.secrets["GITHUB_APP_PRIVATE_KEY_FILE"]; ok {
+		e.keyFile = e.files["GITHUB_APP_PRIVATE_KEY_FILE"]
 	}
 	return e
 }
 
 // getenv is what the binary's config sees.
 func (e *podEnv) getenv(name string) string {
-	if name == "GITHUB_APP_PRIVATE_KEY_FILE" && e.keyFile != "" {
-		return e.keyFile
+	if f, ok := e.files[name]; ok {
+		return f
 	}
 	return e.vars[name]
 }
 
-// mountedSecretFile is the content a Secret volume mounts at file in d's
-// container, or an error saying why nothing is there.
+// errOptionalAbsent is an optional key its Secret lacks: the kubelet mounts
+// nothing in its place.
+var errOptionalAbsent = errors.New("optional key absent")
+
+// mountedSecretFile is the content a Secret volume, or a projected volume
+// of Secrets, mounts at file in d's container, or an error saying why
+// nothing is there (errOptionalAbsent for an optional key left out).
 func mountedSecretFile(d *appsv1.Deployment, store secretStore, file string) ([]byte, error) {
 	c := d.Spec.Template.Spec.Containers[0]
 	for _, m := range c.VolumeMounts {
@@ -450,22 +471,67 @@ func mountedSecretFile(d *appsv1.Deployment, store secretStore, file string) ([]
 			if vol.Name != m.Name {
 				continue
 			}
-			if vol.Secret == nil {
+			var sources []*corev1.SecretProjection
+			switch {
+			case vol.Secret != nil:
+				sources = append(sources, &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: vol.Secret.SecretName},
+					Items: vol.Secret.Items, Optional: vol.Secret.Optional})
+			case vol.Projected != nil:
+				for _, src := range vol.Projected.Sources {
+					if src.Secret == nil {
+						return nil, fmt.Errorf("projected volume %s holds something other than Secrets", vol.Name)
+					}
+					sources = append(sources, src.Secret)
+				}
+			default:
 				return nil, fmt.Errorf("%s is on volume %s, which is not a Secret", file, vol.Name)
 			}
-			for _, it := range vol.Secret.Items {
-				if it.Path == rel {
-					b, ok := store[vol.Secret.SecretName][it.Key]
-					if !ok {
-						return nil, fmt.Errorf("Secret %s has no key %s", vol.Secret.SecretName, it.Key)
+			for _, src := range sources {
+				for _, it := range src.Items {
+					if it.Path != rel {
+						continue
 					}
-					return b, nil
+					b, ok := store[src.Name][it.Key]
+					switch {
+					case ok:
+						return b, nil
+					case src.Optional != nil && *src.Optional:
+						return nil, errOptionalAbsent
+					}
+					return nil, fmt.Errorf("Secret %s has no key %s", src.Name, it.Key)
 				}
 			}
 			return nil, fmt.Errorf("volume %s mounts no item at %s", vol.Name, rel)
 		}
 	}
 	return nil, fmt.Errorf("no volume is mounted at %s", file)
+}
+
+// secretItems are the Secret keys a pod's volumes mount, by Secret, with
+// whether each is optional.
+func secretItems(d *appsv1.Deployment) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	add := func(name string, items []corev1.KeyToPath, optional *bool) {
+		if out[name] == nil {
+			out[name] = map[string]bool{}
+		}
+		for _, it := range items {
+			out[name][it.Key] = optional != nil && *optional
+		}
+	}
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		switch {
+		case v.Secret != nil:
+			add(v.Secret.SecretName, v.Secret.Items, v.Secret.Optional)
+		case v.Projected != nil:
+			for _, src := range v.Projected.Sources {
+				if src.Secret != nil {
+					add(src.Secret.Name, src.Secret.Items, src.Secret.Optional)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // readmeSecrets are the Secrets the README's kubectl commands create, with

@@ -166,6 +166,24 @@ both, never neither), and lengths the binaries enforce at start.
 {{- end -}}
 {{- else -}}
 {{- $_ := required "export.existingSecret.name is required with export.url (or, only to try the chart out, the inline export.token)" $e.token -}}
+{{- if lt (len $e.token) 16 -}}
+{{- fail "export.token must be at least 16 characters" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- with .Values.redis.password -}}
+{{- if lt (len .) 16 -}}
+{{- fail "redis.password must be at least 16 characters" -}}
+{{- end -}}
+{{- end -}}
+{{- with .Values.redis.sentinel.password -}}
+{{- if lt (len .) 16 -}}
+{{- fail "redis.sentinel.password must be at least 16 characters" -}}
+{{- end -}}
+{{- end -}}
+{{- with $g.webhookSecretPrevious -}}
+{{- if lt (len .) 16 -}}
+{{- fail "github.webhookSecretPrevious must be at least 16 characters" -}}
 {{- end -}}
 {{- end -}}
 {{- if and .Values.redis.existingSecret.name .Values.redis.password -}}
@@ -179,7 +197,7 @@ both, never neither), and lengths the binaries enforce at start.
 {{- end -}}
 {{- end -}}
 
-{{/* The env both binaries read from Secrets: the App id and the Redis passwords. */}}
+{{/* The env both binaries read: the App id from its Secret, the key's path. */}}
 {{- define "queen-app.commonSecretEnv" -}}
 - name: GITHUB_APP_ID
   valueFrom:
@@ -188,19 +206,74 @@ both, never neither), and lengths the binaries enforce at start.
       key: {{ include "queen-app.github.appIdKey" . }}
 - name: GITHUB_APP_PRIVATE_KEY_FILE
   value: {{ include "queen-app.keyFile" . }}
-{{- if include "queen-app.redis.hasPassword" . }}
-- name: QUEEN_REDIS_PASSWORD
-  valueFrom:
-    secretKeyRef:
-      name: {{ include "queen-app.redis.secret" . }}
-      key: {{ include "queen-app.redis.passwordKey" . }}
+{{- end -}}
+
+{{/*
+Every other credential is a file too, never an environment value (which `kubectl describe`,
+/proc/PID/environ and crash dumps show): one read-only projected volume per pod at secretsDir,
+holding the files its binary reads through the *_FILE variables. secretFiles lists them for a
+component, (list $ "webhook"), as JSON: the Secret, its key, the file and the variable.
+*/}}
+{{- define "queen-app.secretsDir" -}}/etc/queen-app/secrets{{- end -}}
+
+{{- define "queen-app.secretFiles" -}}
+{{- $ := index . 0 -}}
+{{- $c := index . 1 -}}
+{{- $out := list -}}
+{{- if eq $c "webhook" -}}
+{{- $gh := include "queen-app.github.secret" $ -}}
+{{- $out = append $out (dict "secret" $gh "key" (include "queen-app.github.webhookSecretKey" $) "file" "webhook-secret" "var" "GITHUB_WEBHOOK_SECRET_FILE") -}}
+{{- /* Present only while rotating: an absent file is no previous secret. */ -}}
+{{- $out = append $out (dict "secret" $gh "key" (include "queen-app.github.webhookSecretPreviousKey" $) "file" "webhook-secret-previous" "var" "GITHUB_WEBHOOK_SECRET_PREVIOUS_FILE" "optional" true) -}}
+{{- $out = append $out (dict "secret" (include "queen-app.api.secret" $) "key" (include "queen-app.api.tokenKey" $) "file" "api-token" "var" "QUEEN_API_TOKEN_FILE") -}}
+{{- end -}}
+{{- if and (eq $c "worker") $.Values.export.url -}}
+{{- $out = append $out (dict "secret" (include "queen-app.export.secret" $) "key" (include "queen-app.export.tokenKey" $) "file" "export-token" "var" "QUEEN_EXPORT_TOKEN_FILE") -}}
+{{- end -}}
+{{- if include "queen-app.redis.hasPassword" $ -}}
+{{- $out = append $out (dict "secret" (include "queen-app.redis.secret" $) "key" (include "queen-app.redis.passwordKey" $) "file" "redis-password" "var" "QUEEN_REDIS_PASSWORD_FILE") -}}
+{{- end -}}
+{{- if and $.Values.redis.sentinel.addresses (include "queen-app.sentinel.hasPassword" $) -}}
+{{- $out = append $out (dict "secret" (include "queen-app.sentinel.secret" $) "key" (include "queen-app.sentinel.passwordKey" $) "file" "sentinel-password" "var" "QUEEN_REDIS_SENTINEL_PASSWORD_FILE") -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/* The *_FILE variables of a component's secret files: (list $ "webhook"). */}}
+{{- define "queen-app.secretFileEnv" -}}
+{{- $dir := include "queen-app.secretsDir" (index . 0) -}}
+{{- range include "queen-app.secretFiles" . | fromJsonArray }}
+- name: {{ .var }}
+  value: {{ printf "%s/%s" $dir .file }}
 {{- end }}
-{{- if and .Values.redis.sentinel.addresses (include "queen-app.sentinel.hasPassword" .) }}
-- name: QUEEN_REDIS_SENTINEL_PASSWORD
-  valueFrom:
-    secretKeyRef:
-      name: {{ include "queen-app.sentinel.secret" . }}
-      key: {{ include "queen-app.sentinel.passwordKey" . }}
+{{- end -}}
+
+{{/* The mount of a component's secret files, when it has any: (list $ "webhook"). */}}
+{{- define "queen-app.secretsMount" -}}
+{{- if include "queen-app.secretFiles" . | fromJsonArray }}
+- name: secrets
+  mountPath: {{ include "queen-app.secretsDir" (index . 0) }}
+  readOnly: true
+{{- end }}
+{{- end -}}
+
+{{/* Their volume: each file one item of its Secret, readable by the pod's group only. */}}
+{{- define "queen-app.secretsVolume" -}}
+{{- with include "queen-app.secretFiles" . | fromJsonArray }}
+- name: secrets
+  projected:
+    defaultMode: 0440
+    sources:
+      {{- range . }}
+      - secret:
+          name: {{ .secret }}
+          {{- if .optional }}
+          optional: true
+          {{- end }}
+          items:
+            - key: {{ .key }}
+              path: {{ .file }}
+      {{- end }}
 {{- end }}
 {{- end -}}
 
