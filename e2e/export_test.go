@@ -218,8 +218,12 @@ func TestExportRefusalsRecordedAndNothingPushed(t *testing.T) {
 	outside := x.branch(38, map[string]string{"src/c.rs": "fn c() {}\n", "docs/notes.md": "notes\n"})
 	x.accept(38, outside, map[string]any{"owned_paths": []string{"src/"}})
 
-	x.accept(39, x.branch(39, map[string]string{"src/d.rs": "fn d() {}\n"}), nil)
-	closed := x.gh.AddPR(repo, githubtest.PR{HeadRef: "queen-39", HeadRepo: repo, State: "closed", Title: "an earlier try"})
+	// The attempt's own PR, at its judged head, was closed: not proposed
+	// again. (An earlier attempt's closed PR, at another head, is no PR of
+	// this one: TestAReDispatchIsPushedAndFreedOnItsOwnPR.)
+	head39 := x.branch(39, map[string]string{"src/d.rs": "fn d() {}\n"})
+	x.accept(39, head39, nil)
+	closed := x.gh.AddPR(repo, githubtest.PR{HeadRef: "queen-39", HeadRepo: repo, HeadSHA: head39, State: "closed", Title: "this attempt's PR, closed"})
 
 	pushes0 := x.remote.Pushes()
 	x.startWorker()
