@@ -19,7 +19,7 @@ var binary = usage.Binary{
 
 On QUEEN_LISTEN it takes GitHub's deliveries at POST /webhook, signed with
 GITHUB_WEBHOOK_SECRET, and queues a re-evaluation of issue N (in Redis, for
-the worker) when a pull request of branch queen-N closes or reopens. On
+the worker) when a pull request of branch queen-N opens, closes or reopens. On
 QUEEN_API_LISTEN it serves the claims API (/v1/*, bearer QUEEN_API_TOKEN)
 that the Queen writes its dispatch rows to, and /healthz, /readyz and
 /metrics. Logs are JSON lines on stdout; SIGTERM stops it gracefully.`,

@@ -247,7 +247,7 @@ func check(t *testing.T, d delivery, a answer) {
 		return // a body a parser may read in two ways: the checks above hold still
 	}
 	if pr == nil {
-		t.Fatalf("enqueued %+v for a body that is no closed or reopened pull_request on a queen-<N> branch of its repository", p)
+		t.Fatalf("enqueued %+v for a body that is no opened, closed or reopened pull_request on a queen-<N> branch of its repository", p)
 	}
 	if p.Action != pr.action || p.Issue != pr.issue || p.Repo != pr.repo {
 		t.Fatalf("enqueued %+v for %s of %s, issue %d", p, pr.action, pr.repo, pr.issue)
@@ -263,7 +263,7 @@ type queenEvent struct {
 }
 
 // queenPR reads body as a pull_request payload, independently of the
-// handler's parser: nil unless the action is closed or reopened, the head
+// handler's parser: nil unless the action is opened, closed or reopened, the head
 // ref queen-<N> and the head repository the base repository. ok is false when
 // an object of body has two keys a parser may take for one (GitHub never
 // sends such a body).
@@ -279,7 +279,7 @@ func queenPR(body []byte) (ev *queenEvent, ok bool) {
 		return i
 	}
 	action := str(field(v, "action"))
-	if action != "closed" && action != "reopened" {
+	if action != "opened" && action != "closed" && action != "reopened" {
 		return nil, true
 	}
 	pr := field(v, "pull_request")
@@ -457,8 +457,8 @@ func TestWebhookSeedsReachEveryAnswer(t *testing.T) {
 
 // FuzzWebhook: for any body and headers the receiver answers a documented
 // code with a JSON body, never panics, never touches the store for an
-// unverified delivery, and enqueues at most one task, only for a closed or
-// reopened pull_request on a queen-<N> branch of an installed base
+// unverified delivery, and enqueues at most one task, only for an opened,
+// closed or reopened pull_request on a queen-<N> branch of an installed base
 // repository, naming that issue.
 func FuzzWebhook(f *testing.F) {
 	for _, d := range webhookSeeds(f) {

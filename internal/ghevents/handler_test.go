@@ -217,7 +217,7 @@ func TestRequestMatrix(t *testing.T) {
 		{name: "GET", event: "pull_request", body: accepted,
 			edit: func(r *http.Request) { r.Method = http.MethodGet }, code: 405},
 		{name: "unknown event", event: "push", body: encode(t, load(t, "push/payload.json")), code: 202},
-		{name: "opened", event: "pull_request", body: encode(t, pr(t, "opened.payload.json", "queen-77", false)), code: 202},
+		{name: "opened", event: "pull_request", body: encode(t, pr(t, "opened.payload.json", "queen-77", false)), code: 202, queued: 1},
 		{name: "event with digits", event: "projects_v2_item", body: []byte(`{"action":"edited"}`), code: 202},
 		{name: "event with a capital", event: "Projects_v2_item", body: []byte(`{"action":"edited"}`), code: 400},
 		{name: "event with a hyphen", event: "projects-v2-item", body: []byte(`{"action":"edited"}`), code: 400},
@@ -278,6 +278,7 @@ func TestAcceptedEnqueuesOneTaskWithPayload(t *testing.T) {
 		{"closed merged", "closed.payload.json", "closed", true},
 		{"closed unmerged", "closed.payload.json", "closed", false},
 		{"reopened", "reopened.payload.json", "reopened", false},
+		{"opened", "opened.payload.json", "opened", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

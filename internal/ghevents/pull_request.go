@@ -10,9 +10,10 @@ import (
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
-// pull_request closed or reopened on a queen-<N> branch of the base
+// pull_request opened, closed or reopened on a queen-<N> branch of the base
 // repository enqueues claim:reevaluate of issue N; the payload is only a
-// hint, the worker re-reads the branch's PRs.
+// hint, the worker re-reads the branch's PRs. opened counts too, so a claim
+// freed on an older read sees the new PR within seconds, not at the sweep.
 
 // pullRequestEvent is what the receiver reads of a pull_request payload
 // (decodePullRequest fills it; the tags say which names it matches).
@@ -44,7 +45,7 @@ func (h *handler) pullRequest(ctx context.Context, d *delivery, body []byte) out
 		return fail(http.StatusBadRequest, "body is not a pull_request payload")
 	}
 	d.action = ev.Action
-	if ev.Action != "closed" && ev.Action != "reopened" {
+	if !actsOn[ev.Action] {
 		return ignored("action not acted on")
 	}
 	pr, repo := ev.PullRequest, ev.Repository
@@ -114,3 +115,6 @@ func (h *handler) pullRequest(ctx context.Context, d *delivery, body []byte) out
 	}
 	return o
 }
+
+// actsOn are the pull_request actions that change what a branch's PRs say.
+var actsOn = map[string]bool{"opened": true, "closed": true, "reopened": true}
