@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -199,5 +200,23 @@ func TestViewAndExplainListEarlierAttemptsApart(t *testing.T) {
 	r.PRs.Earlier = nil
 	if text := strings.Join(Explain(r, now), "\n"); strings.Contains(text, "earlier attempts") {
 		t.Fatalf("explain names earlier attempts where there are none:\n%s", text)
+	}
+}
+
+// A row recorded before attempts were told apart has no earlier: it decodes
+// as it was and writes back byte for byte (its digest does not move), and
+// the PRs a read lists are never stored.
+func TestARecordedReadWithoutEarlierDecodesAndKeepsItsBytes(t *testing.T) {
+	const old = `{"read":true,"open":0,"merged":0,"closed_unmerged":1,"read_at":"2026-10-10T20:00:00Z","numbers":[9133]}`
+	var p PRState
+	if err := json.Unmarshal([]byte(old), &p); err != nil || p.Earlier != nil || p.Listed != nil || p.ClosedUnmerged != 1 {
+		t.Fatalf("decoded %+v, %v", p, err)
+	}
+	if b, _ := json.Marshal(p); string(b) != old {
+		t.Fatalf("written back as %s, was %s", b, old)
+	}
+	p.Earlier, p.Listed = []int{24}, []PR{{Number: 24, State: "closed", HeadSHA: head1, CreatedAt: dispatched}}
+	if b, _ := json.Marshal(p); !strings.HasSuffix(string(b), `"numbers":[9133],"earlier":[24]}`) {
+		t.Fatalf("recorded as %s: want earlier's numbers only, no listed PR", b)
 	}
 }
