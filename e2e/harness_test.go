@@ -208,7 +208,7 @@ func apiJSON(t *testing.T, method, url, token string, body any, out any) int {
 
 // prPayload is a real pull_request payload from GitHub's docs, rewritten
 // for repo, branch queen-<issue> and the given action.
-func prPayload(t *testing.T, repo string, issue int64, number int, action string, merged bool, installation int64) []byte {
+func prPayload(t testing.TB, repo string, issue int64, number int, action string, merged bool, installation int64) []byte {
 	t.Helper()
 	raw := githubtest.Payload(t, "pull_request/closed.payload.json")
 	var p map[string]any

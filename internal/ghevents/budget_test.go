@@ -60,8 +60,9 @@ func TestOneRedisBudgetPerDelivery(t *testing.T) {
 	t.Cleanup(func() { client.Close() })
 	enq := tasks.NewEnqueuer(client, f.insp)
 	h, err := NewHandler(Config{
-		Secrets:  f.secrets,
-		Installs: timedInstalls{Installs: f.reg, d: d},
+		Secrets:    f.secrets,
+		Installs:   timedInstalls{Installs: f.reg, d: d},
+		Deliveries: NewDeliveryLog(f.store.Client()),
 		Enqueuer: EnqueuerFunc(func(ctx context.Context, task *asynq.Task) (tasks.Result, error) {
 			d.record(ctx)
 			return enq.Enqueue(ctx, task)
@@ -137,7 +138,8 @@ func TestRedisUnavailableAnswers503InTime(t *testing.T) {
 				client := asynq.NewClient(queue)
 				insp := asynq.NewInspector(queue)
 				t.Cleanup(func() { client.Close(); insp.Close() })
-				h, err := NewHandler(Config{Secrets: f.secrets, Installs: reg, Enqueuer: tasks.NewEnqueuer(client, insp)})
+				h, err := NewHandler(Config{Secrets: f.secrets, Installs: reg, Enqueuer: tasks.NewEnqueuer(client, insp),
+					Deliveries: NewDeliveryLog(f.store.Client())})
 				if err != nil {
 					t.Fatal(err)
 				}

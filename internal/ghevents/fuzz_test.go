@@ -133,6 +133,8 @@ func (s *fakeStore) Synced(context.Context) (bool, error) {
 	return s.state != storeUnsynced, s.call("Synced")
 }
 func (s *fakeStore) Set(context.Context, installs.Installation) error { return s.call("Set") }
+func (s *fakeStore) Seen(context.Context, string) (bool, error)       { return false, s.call("Seen") }
+func (s *fakeStore) Done(context.Context, string) error               { return s.call("Done") }
 func (s *fakeStore) Remove(context.Context, int64) error              { return s.call("Remove") }
 func (s *fakeStore) Suspend(context.Context, int64) error             { return s.call("Suspend") }
 func (s *fakeStore) Unsuspend(context.Context, int64) error           { return s.call("Unsuspend") }
@@ -169,7 +171,7 @@ func deliver(t *testing.T, d delivery) answer {
 	t.Helper()
 	store := &fakeStore{state: d.store}
 	h, err := ghevents.NewHandler(ghevents.Config{
-		Secrets: [][]byte{fuzzSecret, fuzzPrevious}, Enqueuer: store, Installs: store,
+		Secrets: [][]byte{fuzzSecret, fuzzPrevious}, Enqueuer: store, Installs: store, Deliveries: store,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -76,6 +76,8 @@ type Config struct {
 	Secrets  [][]byte
 	Enqueuer Enqueuer // required
 	Installs Installs // required
+	// Deliveries remembers the deliveries done (NewDeliveryLog); required.
+	Deliveries Deliveries
 	// ReevaluateDelay delays claim:reevaluate (QUEEN_REEVALUATE_DELAY,
 	// whose default config supplies); zero runs it at once.
 	ReevaluateDelay time.Duration
@@ -84,20 +86,21 @@ type Config struct {
 }
 
 type handler struct {
-	events   map[string]eventFunc
-	secrets  [][]byte
-	enqueuer Enqueuer
-	installs Installs
-	delay    time.Duration
-	log      *slog.Logger
-	metrics  *Metrics
+	events     map[string]eventFunc
+	secrets    [][]byte
+	enqueuer   Enqueuer
+	installs   Installs
+	deliveries Deliveries
+	delay      time.Duration
+	log        *slog.Logger
+	metrics    *Metrics
 }
 
 // NewHandler returns the webhook handler, to be mounted at POST /webhook.
 func NewHandler(cfg Config) (http.Handler, error) {
 	h := &handler{
-		enqueuer: cfg.Enqueuer, installs: cfg.Installs, delay: cfg.ReevaluateDelay,
-		log: cfg.Logger, metrics: cfg.Metrics,
+		enqueuer: cfg.Enqueuer, installs: cfg.Installs, deliveries: cfg.Deliveries,
+		delay: cfg.ReevaluateDelay, log: cfg.Logger, metrics: cfg.Metrics,
 	}
 	h.events = h.on()
 	for _, s := range cfg.Secrets {
@@ -112,6 +115,8 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		return nil, errors.New("ghevents: Config.Enqueuer is nil")
 	case h.installs == nil:
 		return nil, errors.New("ghevents: Config.Installs is nil")
+	case h.deliveries == nil:
+		return nil, errors.New("ghevents: Config.Deliveries is nil")
 	case h.delay < 0:
 		return nil, fmt.Errorf("ghevents: Config.ReevaluateDelay %v is negative", h.delay)
 	}
@@ -124,7 +129,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 // outcome is the answer to one delivery and what the log line says about it.
 type outcome struct {
 	code   int
-	status string // accepted, ignored, pong, or the error text
+	status string // accepted, duplicate, ignored, pong, or the error text
 	reason string
 	taskID string
 	err    error // logged, never sent

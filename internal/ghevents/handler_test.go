@@ -75,6 +75,7 @@ func newFixture(t testing.TB, split bool) *fixture {
 		Secrets:         f.secrets,
 		Enqueuer:        tasks.NewEnqueuer(client, f.insp),
 		Installs:        f.reg,
+		Deliveries:      NewDeliveryLog(f.store.Client()),
 		ReevaluateDelay: delay,
 		Logger:          slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Metrics:         f.metrics,
@@ -325,10 +326,10 @@ func TestAcceptedEnqueuesOneTaskWithPayload(t *testing.T) {
 func TestDuplicateDelivery(t *testing.T) {
 	f := newFixture(t, false)
 	body := encode(t, pr(t, "closed.payload.json", "queen-12", true))
-	for i := range 2 {
+	for i, want := range []string{"accepted", "duplicate"} {
 		rec := f.post("pull_request", "same-delivery", body, nil)
-		if rec.Code != http.StatusAccepted {
-			t.Fatalf("attempt %d: code %d, want 202", i, rec.Code)
+		if rec.Code != http.StatusAccepted || status(t, rec) != want {
+			t.Fatalf("attempt %d: %d %s, want 202 %s", i, rec.Code, rec.Body, want)
 		}
 	}
 	if n := len(f.queued()); n != 1 {
@@ -344,6 +345,113 @@ func TestDuplicateDelivery(t *testing.T) {
 	}
 	if n := len(f.queued()); n != 2 {
 		t.Fatalf("two delivery ids enqueued %d tasks, want 2", n)
+	}
+}
+
+// status is the "status" of a 2xx answer.
+func status(t *testing.T, rec *httptest.ResponseRecorder) string {
+	t.Helper()
+	var resp struct{ Status string }
+	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+		t.Fatalf("answer %q: %v", rec.Body, err)
+	}
+	return resp.Status
+}
+
+// flakyInstalls fails its next write as an unreachable Redis would.
+type flakyInstalls struct {
+	Installs
+	fail bool
+}
+
+func (f *flakyInstalls) Remove(ctx context.Context, id int64) error {
+	if f.fail {
+		f.fail = false
+		return fmt.Errorf("remove: %w", context.DeadlineExceeded)
+	}
+	return f.Installs.Remove(ctx, id)
+}
+
+// A signed installation delivery replayed byte for byte, or redelivered by
+// GitHub, after it was done is a 202 duplicate that writes nothing; one
+// that failed is not remembered, so its redelivery still does its work.
+func TestReplayedDeliveryDoesNothing(t *testing.T) {
+	f := newFixture(t, false)
+	ctx := context.Background()
+	flaky := &flakyInstalls{Installs: f.reg}
+	h, err := NewHandler(Config{Secrets: f.secrets, Enqueuer: EnqueuerFunc(func(context.Context, *asynq.Task) (tasks.Result, error) {
+		t.Fatal("an installation delivery enqueued a task")
+		return 0, nil
+	}), Installs: flaky, Deliveries: NewDeliveryLog(f.store.Client())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.h = h
+	installed := func(repo string) bool {
+		t.Helper()
+		_, _, ok, err := f.reg.Lookup(ctx, repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	// deleted names installation 2 and octocat/Hello-World.
+	if err := f.reg.AddRepos(ctx, 2, "octocat/Hello-World"); err != nil {
+		t.Fatal(err)
+	}
+	deleted := githubtest.Payload(t, "installation/deleted.payload.json")
+	const id = "2b2e5c84-0f1a-11f1-8a3f-0d7e1c9b4a10"
+
+	flaky.fail = true
+	if rec := f.post("installation", id, deleted, nil); rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("write failed: %d %s, want 503", rec.Code, rec.Body)
+	}
+	if n, err := f.store.Client().Exists(ctx, DeliveryKeyPrefix+id).Result(); err != nil || n != 0 {
+		t.Fatalf("a delivery answered 503 is remembered (%d, %v): its redelivery would be dropped", n, err)
+	}
+	// GitHub's redelivery, same id: done now.
+	if rec := f.post("installation", id, deleted, nil); rec.Code != http.StatusAccepted || status(t, rec) != "accepted" {
+		t.Fatalf("redelivery: %d %s, want 202 accepted", rec.Code, rec.Body)
+	}
+	if installed("octocat/Hello-World") {
+		t.Fatal("after deleted: octocat/Hello-World still installed")
+	}
+	if ttl, err := f.store.Client().TTL(ctx, DeliveryKeyPrefix+id).Result(); err != nil || ttl <= 71*time.Hour || ttl > 72*time.Hour {
+		t.Fatalf("delivery remembered for %v (%v), want 72h", ttl, err)
+	}
+	// The next sync installs it again; a replay of the captured bytes
+	// must not empty the registry again.
+	if err := f.reg.AddRepos(ctx, 2, "octocat/Hello-World"); err != nil {
+		t.Fatal(err)
+	}
+	if rec := f.post("installation", id, deleted, nil); rec.Code != http.StatusAccepted || status(t, rec) != "duplicate" {
+		t.Fatalf("replay: %d %s, want 202 duplicate", rec.Code, rec.Body)
+	}
+	if !installed("octocat/Hello-World") {
+		t.Fatal("the replay removed octocat/Hello-World again")
+	}
+
+	// installation_repositories too.
+	removed := load(t, "installation_repositories/added.payload.json")
+	removed["action"] = "removed"
+	removed["repositories_removed"] = removed["repositories_added"]
+	removed["repositories_added"] = []any{}
+	body := encode(t, removed)
+	if err := f.reg.AddRepos(ctx, 957387, "Codertocat/Space"); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"accepted", "duplicate"} {
+		if i == 1 {
+			if err := f.reg.AddRepos(ctx, 957387, "Codertocat/Space"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rec := f.post("installation_repositories", "repos-1", body, nil); rec.Code != http.StatusAccepted || status(t, rec) != want {
+			t.Fatalf("removed, attempt %d: %d %s, want 202 %s", i, rec.Code, rec.Body, want)
+		}
+	}
+	if !installed("Codertocat/Space") {
+		t.Fatal("the replayed removal removed Codertocat/Space again")
 	}
 }
 
@@ -550,18 +658,20 @@ func TestLogsNeverCarryBodyOrSecret(t *testing.T) {
 func TestNewHandlerRefusesBadConfig(t *testing.T) {
 	enq := EnqueuerFunc(func(context.Context, *asynq.Task) (tasks.Result, error) { return tasks.Enqueued, nil })
 	reg := installs.New(nil)
+	seen := NewDeliveryLog(nil)
 	for name, cfg := range map[string]Config{
-		"no secrets":     {Enqueuer: enq, Installs: reg},
-		"empty secrets":  {Secrets: [][]byte{{}, nil}, Enqueuer: enq, Installs: reg},
-		"no enqueuer":    {Secrets: [][]byte{secret}, Installs: reg},
-		"no registry":    {Secrets: [][]byte{secret}, Enqueuer: enq},
-		"negative delay": {Secrets: [][]byte{secret}, Enqueuer: enq, Installs: reg, ReevaluateDelay: -time.Second},
+		"no secrets":     {Enqueuer: enq, Installs: reg, Deliveries: seen},
+		"empty secrets":  {Secrets: [][]byte{{}, nil}, Enqueuer: enq, Installs: reg, Deliveries: seen},
+		"no enqueuer":    {Secrets: [][]byte{secret}, Installs: reg, Deliveries: seen},
+		"no registry":    {Secrets: [][]byte{secret}, Enqueuer: enq, Deliveries: seen},
+		"no deliveries":  {Secrets: [][]byte{secret}, Enqueuer: enq, Installs: reg},
+		"negative delay": {Secrets: [][]byte{secret}, Enqueuer: enq, Installs: reg, Deliveries: seen, ReevaluateDelay: -time.Second},
 	} {
 		if _, err := NewHandler(cfg); err == nil {
 			t.Errorf("%s: NewHandler accepted", name)
 		}
 	}
-	if _, err := NewHandler(Config{Secrets: [][]byte{nil, previous}, Enqueuer: enq, Installs: reg}); err != nil {
+	if _, err := NewHandler(Config{Secrets: [][]byte{nil, previous}, Enqueuer: enq, Installs: reg, Deliveries: seen}); err != nil {
 		t.Errorf("only the previous secret set: %v", err)
 	}
 }

@@ -150,6 +150,7 @@ func BenchmarkIngest(b *testing.B) {
 			Secrets:         secrets,
 			Enqueuer:        e,
 			Installs:        reg,
+			Deliveries:      NewDeliveryLog(rdb),
 			ReevaluateDelay: tasks.DefaultReevaluateDelay,
 			// The binaries' logger, scrubbing the webhook's secrets.
 			Logger:  logging.New(io.Discard, "webhook", string(secret), string(previous), benchAPIToken),

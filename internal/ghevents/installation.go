@@ -45,10 +45,10 @@ func (h *handler) installation(ctx context.Context, d *delivery, body []byte) ou
 		return *bad
 	}
 	id := ev.Installation.ID
-	var err error
+	var write func(context.Context) error
 	switch ev.Action {
 	case "deleted":
-		err = h.installs.Remove(ctx, id)
+		write = func(ctx context.Context) error { return h.installs.Remove(ctx, id) }
 	case "created", "new_permissions_accepted", "suspend", "unsuspend":
 		suspended := ev.Action == "suspend" ||
 			(ev.Action != "unsuspend" && len(ev.Installation.SuspendedAt) > 0 && string(ev.Installation.SuspendedAt) != "null")
@@ -59,19 +59,17 @@ func (h *handler) installation(ctx context.Context, d *delivery, body []byte) ou
 				return fail(http.StatusBadRequest, "installation payload has a bad repository full_name")
 			}
 			d.attrs = append(d.attrs, slog.Int("repos", len(names)))
-			err = h.installs.Set(ctx, installs.Installation{ID: id, Repos: names, Suspended: suspended})
+			inst := installs.Installation{ID: id, Repos: names, Suspended: suspended}
+			write = func(ctx context.Context) error { return h.installs.Set(ctx, inst) }
 		case suspended:
-			err = h.installs.Suspend(ctx, id)
+			write = func(ctx context.Context) error { return h.installs.Suspend(ctx, id) }
 		default:
-			err = h.installs.Unsuspend(ctx, id)
+			write = func(ctx context.Context) error { return h.installs.Unsuspend(ctx, id) }
 		}
 	default:
 		return ignored("action not acted on")
 	}
-	if err != nil {
-		return unavailable(err)
-	}
-	return outcome{code: http.StatusAccepted, status: "accepted", reason: "registry updated"}
+	return h.once(ctx, d, write)
 }
 
 func (h *handler) installationRepositories(ctx context.Context, d *delivery, body []byte) outcome {
@@ -93,16 +91,13 @@ func (h *handler) installationRepositories(ctx context.Context, d *delivery, bod
 		return fail(http.StatusBadRequest, "installation_repositories payload has a bad repository full_name")
 	}
 	d.attrs = append(d.attrs, slog.Int("repos", len(names)))
-	var err error
-	if ev.Action == "added" {
-		err = h.installs.AddRepos(ctx, ev.Installation.ID, names...)
-	} else {
-		err = h.installs.RemoveRepos(ctx, ev.Installation.ID, names...)
-	}
-	if err != nil {
-		return unavailable(err)
-	}
-	return outcome{code: http.StatusAccepted, status: "accepted", reason: "registry updated"}
+	id := ev.Installation.ID
+	return h.once(ctx, d, func(ctx context.Context) error {
+		if ev.Action == "added" {
+			return h.installs.AddRepos(ctx, id, names...)
+		}
+		return h.installs.RemoveRepos(ctx, id, names...)
+	})
 }
 
 func repoNames(list []repoRef) ([]string, bool) {

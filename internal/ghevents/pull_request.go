@@ -109,11 +109,13 @@ func (h *handler) pullRequest(ctx context.Context, d *delivery, body []byte) out
 		return unavailable(err)
 	}
 	h.enqueued(tasks.TypeReevaluate, res.String())
-	o := outcome{code: http.StatusAccepted, status: "accepted", taskID: id}
 	if res == tasks.AlreadyEnqueued {
-		o.reason = "already enqueued"
+		// The task id carries the delivery id: this delivery was taken.
+		o := duplicate("task already enqueued")
+		o.taskID = id
+		return o
 	}
-	return o
+	return outcome{code: http.StatusAccepted, status: "accepted", taskID: id}
 }
 
 // actsOn are the pull_request actions that change what a branch's PRs say.

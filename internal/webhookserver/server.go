@@ -71,6 +71,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 		Secrets:         [][]byte{[]byte(cfg.WebhookSecret), []byte(cfg.WebhookSecretPrev)},
 		Enqueuer:        ackedEnqueuer{tasks.NewEnqueuer(client, insp)},
 		Installs:        registry,
+		Deliveries:      ghevents.NewDeliveryLog(rdb),
 		ReevaluateDelay: cfg.ReevaluateDelay,
 		Logger:          log,
 		Metrics:         ghevents.NewMetrics(reg),

@@ -46,9 +46,10 @@ func assemble(t *testing.T) *servers {
 		t.Fatal(err)
 	}
 	hook, err := ghevents.NewHandler(ghevents.Config{
-		Secrets:  [][]byte{[]byte("webhookserver-secret-1f0a")},
-		Installs: installs.New(rdb),
-		Enqueuer: ghevents.EnqueuerFunc(func(context.Context, *asynq.Task) (tasks.Result, error) { return tasks.Enqueued, nil }),
+		Secrets:    [][]byte{[]byte("webhookserver-secret-1f0a")},
+		Installs:   installs.New(rdb),
+		Deliveries: ghevents.NewDeliveryLog(rdb),
+		Enqueuer:   ghevents.EnqueuerFunc(func(context.Context, *asynq.Task) (tasks.Result, error) { return tasks.Enqueued, nil }),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -180,9 +181,10 @@ func TestRequestsInFlightAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	hook, err := ghevents.NewHandler(ghevents.Config{
-		Secrets:  [][]byte{[]byte("webhookserver-secret-1f0a")},
-		Installs: installs.New(rdb),
-		Enqueuer: ghevents.EnqueuerFunc(func(context.Context, *asynq.Task) (tasks.Result, error) { return tasks.Enqueued, nil }),
+		Secrets:    [][]byte{[]byte("webhookserver-secret-1f0a")},
+		Installs:   installs.New(rdb),
+		Deliveries: ghevents.NewDeliveryLog(rdb),
+		Enqueuer:   ghevents.EnqueuerFunc(func(context.Context, *asynq.Task) (tasks.Result, error) { return tasks.Enqueued, nil }),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -111,7 +111,7 @@ func newStack(b *testing.B, n int, delay time.Duration) *stack {
 		Enqueuer: ghevents.EnqueuerFunc(func(ctx context.Context, t *asynq.Task) (tasks.Result, error) {
 			return enq.Enqueue(redisconn.DeliveryWrite(ctx), t)
 		}),
-		Installs: reg, ReevaluateDelay: delay, Logger: slog.New(slog.DiscardHandler),
+		Installs: reg, Deliveries: ghevents.NewDeliveryLog(s.rdb), ReevaluateDelay: delay, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		b.Fatal(err)
