@@ -35,7 +35,8 @@ func fakeGit(t *testing.T, sub, body string) {
 // (exit 1, the merged tree's id, then the conflicted files) is an error of
 // our own, retried, never the refusal conflicts: a git killed by the
 // kernel, a full disk, a git too old for --write-tree, an exit 1 with
-// nothing on stdout (git 2.39 answers so for a name it cannot resolve).
+// nothing on stdout (git 2.39 answers so for a name it cannot resolve), a
+// git that printed a conflict's lines but exited 128.
 // Once git works again the branch is published.
 func TestOnlyARealConflictIsRefused(t *testing.T) {
 	for _, c := range []struct {
@@ -46,6 +47,7 @@ func TestOnlyARealConflictIsRefused(t *testing.T) {
 		{"too old", "    echo \"error: unknown option 'write-tree'\" >&2; echo \"usage: git merge-tree <base-tree> <branch1> <branch2>\" >&2; exit 129", "usage: git merge-tree"},
 		{"exit 1 without a conflict", `    echo "merge-tree: master - not something we can merge" >&2; exit 1`, "not something we can merge"},
 		{"exit 1 without a tree", `    echo "README.md"; exit 1`, "exit status 1"},
+		{"a conflict's output, exit 128", `    echo 4b825dc642cb6eb9a060e54bf8d69288fbee4904; echo README.md; exit 128`, "exit status 128"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)

@@ -13,7 +13,7 @@ const (
 // client's and the workers' tests do not reach these files.
 const (
 	exportCheckTests   = "^Test(BoundaryMatches|RefusalsComeIn|ChecksWaitFor|TitleIsCut|MaySupersede|OnlyAccept|CommitsWithNoDiff|HasPRCounts)"
-	exportPublishTests = "^Test(PublishEndToEnd|AlreadyAt|EachRefusal|AcceptedHeadGate|AnOlderAttempt|ANewerRemote|ARemoteWithAnOpenPR|AFailedGitHubRead|ALeaseLost|ABundleTimeout|TheGitToken|DryRun|AJobNaming|AKilledTasks|AnExistingPR|GitsStderr|ARefusedTagPush|ABranchThatMoved|ADeclinedBranch|ScrubRemoves)"
+	exportPublishTests = "^Test(PublishEndToEnd|AlreadyAt|EachRefusal|AcceptedHeadGate|AnOlderAttempt|ANewerRemote|ARemoteWithAnOpenPR|AFailedGitHubRead|ALeaseLost|ABundleTimeout|TheGitToken|DryRun|AJobNaming|AKilledTasks|AnExistingPR|GitsStderr|ARefusedTagPush|ABranchThatMoved|ADeclinedBranch|ScrubRemoves|OnlyARealConflict|ACorruptCache|AKilledBundleVerify|TheCacheIsCollected|APRGitHubRefuses|ADryRunsFailedAncestor)"
 )
 
 // exportMutants break the checks before a push, in their order (a PR, the
@@ -75,4 +75,13 @@ var exportMutants = slices.Concat(withTests(exportCheckTests, []Mutant{
 	{ID: "E42", File: gitgo, Tests: "^Test(ScrubRemovesTheHeadersBase64|GitsStderr)", Old: "return redact.String(s, r.token, r.header, strings.TrimPrefix(r.header, \"Basic \"))", New: "return redact.String(s, r.token)", Desc: "the Authorization header's base64 is not scrubbed"},
 	{ID: "E43", File: gitgo, Tests: "^Test(GitsStderrNeverCarriesTheCredential)", Old: "ge := &gitError{exitCode: -1, stderr: lastLines(errText)}", New: "ge := &gitError{exitCode: -1, stderr: lastLines(stderr.String())}", Desc: "git's stderr cut and kept in the error unscrubbed"},
 	{ID: "E44", File: gitgo, Tests: "^Test(ScrubRemovesTheHeadersBase64|GitsStderr)", Old: "return redact.String(s, r.token, r.header, strings.TrimPrefix(r.header, \"Basic \"))", New: "return strings.ReplaceAll(s, r.token, \"***\")", Desc: "only the whole token is scrubbed (a cut piece or another credential's shape stays)"},
+	// git.go: only git's conflict answer refuses; the cache is collected.
+	{ID: "E45", File: gitgo, Tests: "^Test(OnlyARealConflictIsRefused|ACorruptCacheIsNotAConflict|EachRefusal)", Old: "if !errors.As(err, &ge) || ge.exitCode != mergeConflictStatus || ge.timedOut {", New: "if !errors.As(err, &ge) || ge.timedOut {", Desc: "any failed git merge-tree (a full disk, a killed or old git, a corrupt clone) is the refusal conflicts"},
+	{ID: "E46", File: gitgo, Tests: "^Test(OnlyARealConflictIsRefused|EachRefusal)", Old: "if len(lines) < 2 || !objectID(lines[0]) {", New: "if len(lines) < 1 {", Desc: "a merge-tree exit 1 without the merged tree's id is the refusal conflicts"},
+	{ID: "E47", File: gitgo, Tests: "^Test(AKilledBundleVerifyIsNotABadBundle|EachRefusal)", Old: "return errors.As(err, &ge) && ge.exitCode >= 0 && !ge.timedOut", New: "return errors.As(err, &ge) && !ge.timedOut", Desc: "a git bundle verify killed before it answered refuses the bundle"},
+	{ID: "E48", File: gitgo, Tests: "^Test(TheCacheIsCollectedPastItsBound)", Old: "if loose <= orDefault(r.g.GCLoose, DefaultGCLoose) && packs <= orDefault(r.g.GCPacks, DefaultGCPacks) {", New: "if loose >= 0 || packs >= 0 {", Desc: "the clone cache is never collected"},
+	{ID: "E49", File: gitgo, Tests: "^Test(TheCacheIsCollectedPastItsBound)", Old: "\"gc\", \"--quiet\", \"--prune=now\")", New: "\"gc\", \"--quiet\")", Desc: "gc keeps the finished tasks' unreachable imports (two weeks, git's default)"},
+	// publish.go: GitHub's lasting refusal of the PR; a dry run's ancestry read (git.go).
+	{ID: "E50", File: publish, Tests: "^Test(APRGitHubRefusesIsARefusal)", Old: "case errors.As(err, &ref) && ref.Kind == KindPRRefused:", New: "case false:", Desc: "a PR GitHub refuses for good is an error, the row left pushed"},
+	{ID: "E51", File: gitgo, Tests: "^Test(ADryRunsFailedAncestorReadIsNotARefusal|DryRun)", Old: "return errors.As(err, &ge) && ge.exitCode == notAncestorStatus && !ge.timedOut", New: "return errors.As(err, &ge) || err != nil", Desc: "a dry run takes any failed ancestry read for \"not an ancestor\" and may refuse a fast-forward"},
 }))

@@ -1,6 +1,9 @@
 package main
 
-const exportpush = "internal/worker/exportpush.go"
+const (
+	exportpush = "internal/worker/exportpush.go"
+	githubgo   = "internal/worker/github.go"
+)
 
 // workerPkgs: the export's outcome is recorded by internal/worker, whose
 // tests run the publisher against a real git remote and a real Redis ledger.
@@ -26,4 +29,10 @@ var workerMutants = []Mutant{
 		Old: "outText, errText := r.scrub(stdout.String()), r.scrub(stderr.String())", New: "outText, errText := stdout.String(), stderr.String()", Desc: "git's output reaches the task's error, the row's last_error and the log unscrubbed"},
 	{ID: "W07", File: gitgo, Pkgs: workerPkgs, Tests: "^TestExportGitEchoNeverLeaksTheToken$",
 		Old: "ge := &gitError{exitCode: -1, stderr: lastLines(errText)}", New: "ge := &gitError{exitCode: -1, stderr: lastLines(stderr.String())}", Desc: "git's stderr is cut into the row's last_error before it is scrubbed"},
+	{ID: "W08", File: exportpush, Pkgs: workerPkgs, Tests: "^TestExportPR(BaseMissing|CreationOutage)",
+		Old: "\tcase perr != nil:\n\t\t// A push whose PR", New: "\tcase perr != nil && out.State == \"\":\n\t\t// A push whose PR", Desc: "a push whose PR could not be opened is left pushed, for every sweep to take again"},
+	{ID: "W09", File: githubgo, Pkgs: workerPkgs, Tests: "^TestExportPRGitHubRefuses",
+		Old: "\tif r := prRefusal(err); r != nil {\n\t\treturn 0, r\n\t}\n", New: "", Desc: "a PR GitHub refuses for good is a failure, tried again after every backoff"},
+	{ID: "W10", File: githubgo, Pkgs: workerPkgs, Tests: "^TestPRRefusalReadsGitHubsAnswer$|^TestExportPRBaseMissing",
+		Old: "if e.Field == \"base\" || e.Field == \"head\" {", New: "if e.Field == \"head\" {", Desc: "a PR refused for a missing base is refused for good, not retried once the base is back"},
 }
