@@ -200,7 +200,9 @@ func deliver(t *testing.T, d delivery) answer {
 	return a
 }
 
-// documented are the answers of POST /webhook (docs: the HTTP interface).
+// documented are the answers of POST /webhook (docs: the HTTP interface)
+// to a request whose body is there at once; a body slower than BodyTimeout
+// is a 408 besides (TestSlowBodyIsDroppedAndFreesItsPlace).
 var documented = map[int]bool{200: true, 202: true, 400: true, 401: true, 413: true, 415: true, 503: true}
 
 // check holds one delivery's answer to the receiver's promises.

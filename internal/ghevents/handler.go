@@ -21,19 +21,39 @@ import (
 	"github.com/queen-app/queen-app/internal/charclass"
 	"github.com/queen-app/queen-app/internal/installs"
 	"github.com/queen-app/queen-app/internal/redisavail"
+	"github.com/queen-app/queen-app/internal/serve"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
 // MaxBodyBytes caps a delivery's body; GitHub caps payloads at 25 MiB.
 const MaxBodyBytes = 25 << 20
 
-// MaxInFlight bounds the deliveries served at once; past it a delivery is a
-// 503, which GitHub's redelivery brings back. Each buffers its body before
-// the signature can be checked, so a flood of unsigned 25 MiB bodies holds
-// at most 32 × 25 MiB = 800 MiB (up to twice that for chunked bodies, whose
-// buffer grows by doubling). GitHub's deliveries take milliseconds each and
-// rarely overlap.
-const MaxInFlight = 32
+// BodyTimeout is how long a delivery's body may take to arrive once its
+// headers have. GitHub gives up on a delivery after 10 s: the body, then
+// the Redis budget (redisavail.Budget, 5 s) must both fit in that with room
+// for the headers and the answer's way back, so a body slower than this
+// could not be answered in time anyway. A client that sends headers and
+// then trickles holds its place this long at most.
+const BodyTimeout = 3 * time.Second
+
+// Limits bound the deliveries in flight (serve.Budget); past them a
+// delivery is a 503 with Retry-After at once, which GitHub's redelivery
+// brings back. A buffer grows with the bytes that arrived, never with the
+// Content-Length claimed, so a place holds its goroutine and connection
+// buffers (about 30 KiB) and what it charged to Bytes: a flood holding
+// every place and byte peaks at 140-165 MiB of RSS under the chart's
+// GOMEMLIMIT, within its 256 MiB (e2e BenchmarkWebhookHostile). One
+// address gets twice the 256 deliveries a burst may bring at once, and as
+// many places again are left to others.
+//
+// A signature failure does not penalise its address: behind the chart's
+// Ingress every delivery, GitHub's too, has the proxy's address, so a
+// penalty would let one forged request lock GitHub out. A forger is held
+// by these limits and BodyTimeout instead.
+var Limits = serve.Limits{
+	Places: 1024, ClientPlaces: 512,
+	Bytes: 64 << 20, ClientBytes: 32 << 20,
+}
 
 // Request headers GitHub sets on every delivery.
 const (
@@ -78,6 +98,8 @@ type Config struct {
 	Installs Installs // required
 	// Deliveries remembers the deliveries done (NewDeliveryLog); required.
 	Deliveries Deliveries
+	// Budget bounds the deliveries in flight; nil: a Budget of Limits.
+	Budget *serve.Budget
 	// ReevaluateDelay delays claim:reevaluate (QUEEN_REEVALUATE_DELAY,
 	// whose default config supplies); zero runs it at once.
 	ReevaluateDelay time.Duration
@@ -91,6 +113,7 @@ type handler struct {
 	enqueuer   Enqueuer
 	installs   Installs
 	deliveries Deliveries
+	budget     *serve.Budget
 	delay      time.Duration
 	log        *slog.Logger
 	metrics    *Metrics
@@ -100,7 +123,7 @@ type handler struct {
 func NewHandler(cfg Config) (http.Handler, error) {
 	h := &handler{
 		enqueuer: cfg.Enqueuer, installs: cfg.Installs, deliveries: cfg.Deliveries,
-		delay: cfg.ReevaluateDelay, log: cfg.Logger, metrics: cfg.Metrics,
+		budget: cfg.Budget, delay: cfg.ReevaluateDelay, log: cfg.Logger, metrics: cfg.Metrics,
 	}
 	h.events = h.on()
 	for _, s := range cfg.Secrets {
@@ -123,16 +146,23 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
+	if h.budget == nil {
+		h.budget = serve.NewBudget(Limits)
+	}
+	if h.metrics != nil {
+		h.metrics.budget.Store(h.budget)
+	}
 	return h, nil
 }
 
 // outcome is the answer to one delivery and what the log line says about it.
 type outcome struct {
-	code   int
-	status string // accepted, duplicate, ignored, pong, or the error text
-	reason string
-	taskID string
-	err    error // logged, never sent
+	code       int
+	status     string // accepted, duplicate, ignored, pong, or the error text
+	reason     string
+	taskID     string
+	err        error // logged, never sent
+	retryAfter bool  // a 503 past the Budget: Retry-After: 1
 }
 
 // delivery is what is known about the request so far, for logs and metrics.
@@ -148,11 +178,16 @@ var eventChars = charclass.New("a-z0-9_")
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d := &delivery{}
-	o := h.serve(w, r, d)
-	h.finish(w, d, o)
+	lease, ok := h.budget.Admit(r)
+	if !ok {
+		h.finish(w, d, busy(serve.BusyError))
+		return
+	}
+	defer lease.Release()
+	h.finish(w, d, h.serve(w, r, d, lease))
 }
 
-func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *delivery) outcome {
+func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *delivery, lease *serve.Lease) outcome {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		return fail(http.StatusMethodNotAllowed, "method not allowed: POST only")
@@ -179,15 +214,16 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *delivery) out
 		h.signatureFailure("missing")
 		return fail(http.StatusUnauthorized, "missing "+SignatureHeader)
 	}
-	if r.ContentLength > MaxBodyBytes {
+	body, err := serve.ReadBody(w, r, lease, MaxBodyBytes, BodyTimeout)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
 		return fail(http.StatusRequestEntityTooLarge, "body larger than 25 MiB")
-	}
-	body, err := readBody(w, r)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return fail(http.StatusRequestEntityTooLarge, "body larger than 25 MiB")
-		}
+	case errors.Is(err, serve.ErrBudget):
+		return busy("too many body bytes in flight, retry later")
+	case errors.Is(err, serve.ErrSlowBody):
+		return fail(http.StatusRequestTimeout, "body not received within "+BodyTimeout.String())
+	case err != nil:
 		return fail(http.StatusBadRequest, "cannot read body")
 	}
 	if !VerifySignature(h.secrets, sig, body) {
@@ -236,15 +272,6 @@ func Events() []string {
 	return out
 }
 
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength) + bytes.MinRead)
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	return buf.Bytes(), err
-}
-
 type repoRef struct {
 	ID       int64  `json:"id"`
 	FullName string `json:"full_name"`
@@ -254,6 +281,12 @@ func fail(code int, msg string) outcome { return outcome{code: code, status: msg
 
 func ignored(reason string) outcome {
 	return outcome{code: http.StatusAccepted, status: "ignored", reason: reason}
+}
+
+// busy answers a delivery past the Budget: GitHub's redelivery brings it
+// back.
+func busy(msg string) outcome {
+	return outcome{code: http.StatusServiceUnavailable, status: msg, retryAfter: true}
 }
 
 // unavailable answers a failed Redis call: 503 when Redis is unavailable,
@@ -297,6 +330,9 @@ func (h *handler) finish(w http.ResponseWriter, d *delivery, o outcome) {
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Content-Length", strconv.Itoa(len(data)))
+	if o.retryAfter {
+		hdr.Set("Retry-After", "1")
+	}
 	w.WriteHeader(o.code)
 	_, _ = w.Write(data)
 	// GitHub has its answer before the log line and the metrics are made.

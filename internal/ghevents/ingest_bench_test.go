@@ -22,11 +22,13 @@ import (
 	"github.com/queen-app/queen-app/internal/logging"
 	"github.com/queen-app/queen-app/internal/redisconn"
 	"github.com/queen-app/queen-app/internal/redistest"
+	"github.com/queen-app/queen-app/internal/serve"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
-// bareHandler is the baseline of BenchmarkIngest: it reads the body and
-// verifies its HMAC, and does nothing else.
+// bareHandler is the baseline of BenchmarkIngest: it reads the body (as
+// the receiver does, held to a serve.Budget) and verifies its HMAC, and
+// does nothing else.
 func bareHandler(secrets [][]byte) http.Handler { return floorHandler(secrets, false, nil) }
 
 // floorHandler is bareHandler plus the least work any receiver must add
@@ -35,8 +37,15 @@ func bareHandler(secrets [][]byte) http.Handler { return floorHandler(secrets, f
 // write an accepted delivery waits for before its 202. It bounds what the
 // targets can ask of the real handler on the machine of the run.
 func floorHandler(secrets [][]byte, validate bool, store func(*http.Request) error) http.Handler {
+	budget := serve.NewBudget(Limits)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := readBody(w, r)
+		lease, ok := budget.Admit(r)
+		if !ok {
+			serve.Refuse(w)
+			return
+		}
+		defer lease.Release()
+		body, err := serve.ReadBody(w, r, lease, MaxBodyBytes, BodyTimeout)
 		if err != nil || !VerifySignature(secrets, r.Header.Get(SignatureHeader), body) {
 			http.Error(w, "refused", http.StatusUnauthorized)
 			return

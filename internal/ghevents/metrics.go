@@ -1,6 +1,12 @@
 package ghevents
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queen-app/queen-app/internal/serve"
+)
 
 // Metrics are the webhook's Prometheus collectors.
 type Metrics struct {
@@ -14,6 +20,11 @@ type Metrics struct {
 	// Enqueues counts task enqueues by type and result
 	// (enqueued, duplicate, error).
 	Enqueues *prometheus.CounterVec
+	// InFlight and BodyBytes are the places and body bytes the handler's
+	// Budget holds now.
+	InFlight, BodyBytes prometheus.GaugeFunc
+
+	budget atomic.Pointer[serve.Budget] // the handler's, once there is one
 }
 
 // NewMetrics creates the collectors and registers them with reg (nil: not
@@ -33,8 +44,29 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Tasks enqueued by the webhook, by type and result.",
 		}, []string{"type", "result"}),
 	}
+	inUse := func(bytes bool) func() float64 {
+		return func() float64 {
+			b := m.budget.Load()
+			if b == nil {
+				return 0
+			}
+			places, n := b.InUse()
+			if bytes {
+				return float64(n)
+			}
+			return float64(places)
+		}
+	}
+	m.InFlight = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "queen_webhook_in_flight",
+		Help: "Webhook deliveries being served now (ghevents.Limits bounds them).",
+	}, inUse(false))
+	m.BodyBytes = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "queen_webhook_body_bytes",
+		Help: "Body bytes buffered by the webhook deliveries being served now.",
+	}, inUse(true))
 	if reg != nil {
-		reg.MustRegister(m.Requests, m.SignatureFailures, m.Enqueues)
+		reg.MustRegister(m.Requests, m.SignatureFailures, m.Enqueues, m.InFlight, m.BodyBytes)
 	}
 	return m
 }

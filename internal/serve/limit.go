@@ -26,22 +26,8 @@ func (l Limiter) Release() { <-l }
 // BusyError is the text of the 503 answering a request past the limit.
 const BusyError = "too many requests in flight, retry later"
 
-// Refuse answers a request past the limit: 503 with Retry-After.
+// Refuse answers a request past a limit: 503 with Retry-After.
 func Refuse(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "1")
 	WriteError(w, http.StatusServiceUnavailable, BusyError)
-}
-
-// Limit serves at most n requests through h at a time and answers the rest
-// with Refuse.
-func Limit(n int, h http.Handler) http.Handler {
-	l := NewLimiter(n)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !l.Acquire() {
-			Refuse(w)
-			return
-		}
-		defer l.Release()
-		h.ServeHTTP(w, r)
-	})
 }

@@ -16,12 +16,18 @@ func TestLimitRefusesPastTheBoundAtOnce(t *testing.T) {
 	const n = 3
 	var inside atomic.Int32
 	release := make(chan struct{})
-	h := Limit(n, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	l := NewLimiter(n)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !l.Acquire() {
+			Refuse(w)
+			return
+		}
+		defer l.Release()
 		if r.URL.Path == "/hold" {
 			inside.Add(1)
 			<-release
 		}
-	}))
+	})
 	ts := httptest.NewServer(h)
 	defer ts.Close()
 	client := &http.Client{Timeout: 10 * time.Second} // a queued request would hang here

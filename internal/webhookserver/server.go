@@ -132,12 +132,12 @@ func (e ackedEnqueuer) Enqueue(ctx context.Context, t *asynq.Task) (tasks.Result
 // redirect before any handler runs, so those paths are refused in front of
 // it.
 
-// hookHandler serves QUEEN_LISTEN: POST /webhook, at most
-// ghevents.MaxInFlight at a time.
+// hookHandler serves QUEEN_LISTEN: POST /webhook, whose handler holds its
+// deliveries in flight to ghevents.Limits.
 func hookHandler(hook http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(WebhookPath, hook)
-	return serve.Limit(ghevents.MaxInFlight, serve.RefuseUnclean(mux))
+	return serve.RefuseUnclean(mux)
 }
 
 // apiHandler serves QUEEN_API_LISTEN: /v1 requests reach the claims API with

@@ -1,6 +1,7 @@
 package webhookserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -25,6 +26,7 @@ import (
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/metrics"
 	"github.com/queen-app/queen-app/internal/redistest"
+	"github.com/queen-app/queen-app/internal/serve"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
@@ -139,8 +141,8 @@ func isJSONError(body []byte) bool {
 }
 
 // hold opens a request whose body never finishes, so its handler stays in
-// flight until the returned function closes the connection.
-func hold(t *testing.T, method, base, path string, header map[string]string, length int) func() {
+// flight until the connection is closed (or the server drops it).
+func hold(t *testing.T, method, base, path string, header map[string]string, length int) net.Conn {
 	t.Helper()
 	u, err := url.Parse(base)
 	if err != nil {
@@ -159,7 +161,7 @@ func hold(t *testing.T, method, base, path string, header map[string]string, len
 	if _, err := io.WriteString(c, b.String()); err != nil {
 		t.Fatal(err)
 	}
-	return func() { c.Close() }
+	return c
 }
 
 // counting counts the requests being served by h.
@@ -171,26 +173,15 @@ func counting(h http.Handler, n *atomic.Int32) http.Handler {
 	})
 }
 
-// Both listeners serve a bounded number of requests at once and refuse the
-// next at once with a JSON 503, so a flood of 25 MiB bodies cannot grow the
-// process without bound.
+// The claims API serves a bounded number of requests at once and refuses
+// the next at once with a JSON 503, so a flood of bodies cannot grow the
+// process without bound (the webhook's bounds: TestWebhookHoldsDeliveriesToItsBudget).
 func TestRequestsInFlightAreBounded(t *testing.T) {
 	rdb := redistest.Start(t).Client()
 	claims, err := api.New(api.Config{Ledger: ledger.New(rdb, ledger.Options{}), Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hook, err := ghevents.NewHandler(ghevents.Config{
-		Secrets:    [][]byte{[]byte("webhookserver-secret-1f0a")},
-		Installs:   installs.New(rdb),
-		Deliveries: ghevents.NewDeliveryLog(rdb),
-		Enqueuer:   ghevents.EnqueuerFunc(func(context.Context, *asynq.Task) (tasks.Result, error) { return tasks.Enqueued, nil }),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	webhookHeaders := map[string]string{ghevents.EventHeader: "ping", ghevents.DeliveryHeader: "d-1",
-		ghevents.SignatureHeader: "sha256=00"}
 	apiHeaders := map[string]string{"Authorization": "Bearer " + token}
 	for _, l := range []struct {
 		name, method, path string
@@ -199,7 +190,6 @@ func TestRequestsInFlightAreBounded(t *testing.T) {
 		header             map[string]string
 		length             int
 	}{
-		{"webhook", "POST", "/webhook", hookHandler(hook), ghevents.MaxInFlight, webhookHeaders, ghevents.MaxBodyBytes},
 		{"api", "PUT", "/v1/repos/hive/t27/dispatches/1", apiHandler(metrics.Health(prometheus.NewRegistry(), nil, nil), claims),
 			api.MaxInFlight, apiHeaders, api.MaxBodyBytes},
 	} {
@@ -215,10 +205,10 @@ func TestRequestsInFlightAreBounded(t *testing.T) {
 				}
 				return c
 			}
-			var closers []func()
+			var closers []net.Conn
 			defer func() {
 				for _, c := range closers {
-					c()
+					c.Close()
 				}
 			}()
 			held := func(n int) {
@@ -243,7 +233,7 @@ func TestRequestsInFlightAreBounded(t *testing.T) {
 				t.Fatalf("with %d in flight: %d, want 503 at once", l.limit, c)
 			}
 			for _, c := range closers {
-				c()
+				c.Close()
 			}
 			closers = nil
 			held(0)
@@ -251,5 +241,90 @@ func TestRequestsInFlightAreBounded(t *testing.T) {
 				t.Fatal("after the flood: 503, want the request served")
 			}
 		})
+	}
+}
+
+// clientAt is an HTTP client whose connections come from local address ip.
+func clientAt(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 10 * time.Second}
+}
+
+// The receiver holds its deliveries in flight to its budget: requests that
+// send their headers, claim 25 MiB and send one byte hold a place and a
+// first read each, never what they claim; one address past its places is
+// refused at once with a 503 and Retry-After while another is still
+// served; and a body that does not come is dropped after
+// ghevents.BodyTimeout, freeing its place.
+func TestWebhookHoldsDeliveriesToItsBudget(t *testing.T) {
+	rdb := redistest.Start(t).Client()
+	budget := serve.NewBudget(serve.Limits{Places: 6, ClientPlaces: 3, Bytes: 1 << 20, ClientBytes: 1 << 20})
+	hook, err := ghevents.NewHandler(ghevents.Config{
+		Secrets:    [][]byte{[]byte("webhookserver-secret-1f0a")},
+		Installs:   installs.New(rdb),
+		Deliveries: ghevents.NewDeliveryLog(rdb),
+		Enqueuer:   ghevents.EnqueuerFunc(func(context.Context, *asynq.Task) (tasks.Result, error) { return tasks.Enqueued, nil }),
+		Budget:     budget,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(hookHandler(hook))
+	defer ts.Close()
+	forged := map[string]string{ghevents.EventHeader: "ping", ghevents.DeliveryHeader: "d-1",
+		ghevents.SignatureHeader: "sha256=" + strings.Repeat("0", 64)}
+	started := time.Now()
+	var held []net.Conn
+	for range 3 {
+		c := hold(t, "POST", ts.URL, "/webhook", forged, ghevents.MaxBodyBytes)
+		defer c.Close()
+		held = append(held, c)
+	}
+	deadline := time.Now().Add(ghevents.BodyTimeout)
+	for places, _ := budget.InUse(); places != 3; places, _ = budget.InUse() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deliveries in flight, want 3", places)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, bytes := budget.InUse(); bytes != 3*serve.FirstRead {
+		t.Fatalf("3 requests claiming 25 MiB with 1 byte sent hold %d bytes, want 3 first reads (%d)", bytes, 3*serve.FirstRead)
+	}
+	post := func(c *http.Client) (int, http.Header, []byte) {
+		t.Helper()
+		resp, err := c.Post(ts.URL+"/webhook", "application/json", strings.NewReader(`{"zen":"x"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, body
+	}
+	if code, hdr, body := post(clientAt("127.0.0.1")); code != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" || !isJSONError(body) {
+		t.Fatalf("a fourth from the same address: %d %v %s, want a JSON 503 with Retry-After", code, hdr, body)
+	}
+	if code, _, body := post(clientAt("127.0.0.2")); code == http.StatusServiceUnavailable {
+		t.Fatalf("another address: %d %s, want it served", code, body)
+	}
+	if time.Since(started) >= ghevents.BodyTimeout {
+		t.Fatalf("the checks took %v, past the body timeout: the machine is too slow for this test", time.Since(started))
+	}
+	for i, c := range held {
+		_ = c.SetReadDeadline(time.Now().Add(ghevents.BodyTimeout + 5*time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != http.StatusRequestTimeout || !resp.Close {
+			t.Fatalf("held request %d: %v %v, want it dropped with a 408 and its connection closed", i, resp, err)
+		}
+	}
+	// A place is freed just after its answer is written.
+	deadline = time.Now().Add(5 * time.Second)
+	for places, bytes := budget.InUse(); places != 0 || bytes != 0; places, bytes = budget.InUse() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the held requests were dropped: %d places, %d bytes in use", places, bytes)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if code, _, body := post(clientAt("127.0.0.1")); code == http.StatusServiceUnavailable {
+		t.Fatalf("the held address after the drop: %d %s, want it served", code, body)
 	}
 }
