@@ -41,7 +41,7 @@ const BodyTimeout = 3 * time.Second
 // brings back. A buffer grows with the bytes that arrived, never with the
 // Content-Length claimed, so a place holds its goroutine and connection
 // buffers (about 30 KiB) and what it charged to Bytes: a flood holding
-// every place and byte peaks at 140-165 MiB of RSS under the chart's
+// every place and byte peaks at 135-165 MiB of RSS under the chart's
 // GOMEMLIMIT, within its 256 MiB (e2e BenchmarkWebhookHostile). One
 // address gets twice the 256 deliveries a burst may bring at once, and as
 // many places again are left to others.

@@ -12,7 +12,7 @@ import (
 // and its target. Benchmarks of one package, top-level name and benchtime
 // run once for all their figures. A benchmark that does not exist (yet) is
 // reported as "benchmark not found".
-var figures = slices.Concat(ingest(), webhookToFree(), coalesce(), []Figure{
+var figures = slices.Concat(ingest(), webhookToFree(), coalesce(), hostile(), []Figure{
 	// Logs: every line of every binary passes the secret scrubber.
 	{Section: logSection, Name: "the webhook's log line, scrubbed of three secrets", Pkg: "./internal/redact/", Bench: "BenchmarkLogLine", Sub: "scrubbed",
 		Benchtime: "200000x", Metric: "ns/op", Baseline: Measured("BenchmarkLogLine", "plain", "ns/op")},
@@ -133,16 +133,43 @@ func coalesce() []Figure {
 	return figs
 }
 
+// hostile is issue 22's webhook under hostile input (e2e, the built
+// binary with the chart's GOMEMLIMIT): a burst of 256 signed deliveries in
+// flight at once, and what held forgeries pin, against the chart's 256 MiB.
+func hostile() []Figure {
+	f := Figure{Section: issue22, Pkg: "./e2e/", Bench: "BenchmarkWebhookHostile", Benchtime: "1x"}
+	idle := Measured("BenchmarkWebhookHostile", "", "idle-rss-MiB")
+	fig := func(name, metric string, base Baseline, target Target) Figure {
+		g := f
+		g.Name, g.Metric, g.Baseline, g.Target = name, metric, base, target
+		return g
+	}
+	return []Figure{
+		fig("signed deliveries refused of 256 in flight at once from one address", "burst-refused",
+			Fixed(224, "issue 22: all but 32, the old cap in flight"), AtMost(0)),
+		fig("those 256 answered, in flight at once (ms)", "burst-ms",
+			Measured("BenchmarkWebhookHostile", "", "serial-ms"), Target{}),
+		fig("the same 256 one after another (ms, baseline)", "serial-ms", Baseline{}, Target{}),
+		fig("webhook RSS with 32 forgeries held (headers claiming 25 MiB, one byte)", "forged32-rss-MiB",
+			Fixed(837, "issue 22, 837 MB: the buffer sized to the claim"), AtMost(64)),
+		fig("webhook RSS, every place held, all body bytes in 64 KiB bodies", "flood-many-rss-MiB", idle, AtMost(192)),
+		fig("webhook RSS, a 25 MiB body per address, the rest first reads", "flood-large-rss-MiB", idle, AtMost(192)),
+		fig("webhook peak RSS of the run (the chart's limit 256 MiB)", "peak-rss-MiB", idle, AtMost(192)),
+		fig("webhook RSS idle (baseline)", "idle-rss-MiB", Baseline{}, Target{}),
+	}
+}
+
 // Sections, in the order the document shows them.
 const (
 	issue11       = "Issue 11: speed at the limits"
+	issue22       = "Issue 22: hostile input at the webhook"
 	rulesSection  = "The rules (internal/rules)"
 	ledgerSection = "The claims ledger (internal/ledger)"
 	redisSection  = "The Redis client (internal/redisconn)"
 	logSection    = "Logs (internal/redact)"
 )
 
-var sections = []string{issue11, redisSection, logSection, rulesSection, ledgerSection}
+var sections = []string{issue11, issue22, redisSection, logSection, rulesSection, ledgerSection}
 
 // notes say how a section's figures are measured, under its heading.
 var notes = map[string]string{
@@ -164,6 +191,14 @@ counts every request the local GitHub gets during one claim:sweep of 10,000 acce
 running worker already holds its installation token). The worker RSS runs the built worker
 against a private Redis with 10,000 queued claim:reevaluate tasks, then one claim:sweep of the
 10,000 rows, and reads VmHWM from /proc/<pid>/status after each.`,
+	issue22: `The built webhook with the chart's GOMEMLIMIT (160MiB), a private Redis and the local
+GitHub. 256 signed pull_request deliveries from one address, first one after another, then all in
+flight at once: each sent its headers and first byte, then the rest together. Forgeries claim
+25 MiB with a forged signature; the flood takes every place and body byte ghevents.Limits gives
+(512 places and 32 MiB per address, 1024 and 64 MiB in all: two addresses), first spread as 64 KiB
+bodies, then one body grown to 25 MiB per address beside as many first reads as fit. A held
+forgery is dropped after 3 s, so each flood is measured within that. RSS is VmRSS of
+/proc/<pid>/status while held, the peak its VmHWM at the end.`,
 	rulesSection: `One op of the grid benchmarks is one pass over the exhaustive grid of TestClaimGrid
 (4,423,680 rows); the baselines walk the same inputs without calling the card.`,
 	redisSection: `asynq's schedule script (the write of an accepted delivery) on one client of a private
