@@ -412,8 +412,9 @@ func (p *Publisher) existingPR(ctx context.Context, job Job) (int, error) {
 func (p *Publisher) refused(log *slog.Logger, job Job, r *Refusal, prs PRs) Outcome {
 	if r.Kind == KindHasPR {
 		out := Outcome{State: StateHasPR, Refusal: r}
-		if len(prs.Numbers) > 0 {
-			out.PRNumber = prs.Numbers[0]
+		// The PR that stopped the push, never an earlier attempt's.
+		if mine := (dispatch.Attempt{JudgedHead: job.JudgedHead}).Publishing(prs); len(mine.Numbers) > 0 {
+			out.PRNumber = mine.Numbers[0]
 		}
 		log.Info("export has PR", "pr", out.PRNumber)
 		return out

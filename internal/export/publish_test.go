@@ -629,3 +629,23 @@ func TestARefusedTagPushNeverReplacesTheBranch(t *testing.T) {
 		t.Fatalf("after the protection: %+v %v", out, err)
 	}
 }
+
+// has_pr records the PR that stopped the push, not the lowest number on the
+// branch: on a re-dispatched issue that is an earlier attempt's closed PR.
+func TestHasPRRecordsTheAttemptsPRNotAnEarlierOne(t *testing.T) {
+	e := newEnv(t)
+	old, accepted := olderAttempt(t, e, 53)
+	created := time.Date(2026, 10, 11, 9, 0, 0, 0, time.UTC)
+	listed := []dispatch.PR{
+		{Number: 24, State: "closed", HeadSHA: old, CreatedAt: created},
+		{Number: 77, State: "open", HeadSHA: old, CreatedAt: created},
+	}
+	e.gh.prs["queen-53"] = dispatch.Attempt{}.Count(PRs{Read: true, Listed: listed})
+	out, err := e.pub.Push(context.Background(), e.job(53, accepted))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.State != StateHasPR || out.PRNumber != 77 {
+		t.Fatalf("outcome %+v, want has_pr naming #77, the open PR, not the earlier attempt's #24", out)
+	}
+}
