@@ -61,7 +61,7 @@ func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
 	}
 	w.githubAnswered(inst)
 
-	// Right after a close (or reopen) GitHub can still list the old state.
+	// Right after a close, reopen or open GitHub can still list the old state.
 	if stale := staleHint(p, prs); stale != "" {
 		if n, _ := asynq.GetRetryCount(ctx); n < w.d.CloseRetries {
 			log.Info("pull request state not settled yet: read again", "pr", p.PRNumber, "listed", stale)
@@ -97,16 +97,19 @@ func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
 }
 
 // staleHint reports how GitHub still lists the event's PR when that
-// contradicts the event ("open" after a close, "closed" after a reopen),
+// contradicts the event ("open" after a close, "closed" after a reopen,
+// "missing" after an open),
 // else "".
 func staleHint(p tasks.ReevaluatePayload, prs []githubapp.PR) string {
 	if p.PRNumber <= 0 {
 		return ""
 	}
+	listed := false
 	for _, pr := range prs {
 		if pr.Number != p.PRNumber {
 			continue
 		}
+		listed = true
 		switch {
 		case p.Action == "closed" && pr.State == "open":
 			return "open"
@@ -115,6 +118,10 @@ func staleHint(p tasks.ReevaluatePayload, prs []githubapp.PR) string {
 		case p.Action == "closed" && p.Merged && !pr.Merged:
 			return "unmerged"
 		}
+	}
+	if p.Action == "opened" && !listed {
+		// GitHub's list lags the PR it just announced.
+		return "missing"
 	}
 	return ""
 }

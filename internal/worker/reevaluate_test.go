@@ -350,6 +350,32 @@ func TestReevaluateReadContradictingTheEventDecidesNothing(t *testing.T) {
 	}
 }
 
+// An opened event whose PR GitHub does not list yet is a read older than
+// the event: read again, and after the retries decide nothing (the freed
+// row is not re-recorded on a list without the PR that came back for it).
+func TestReevaluateOpenedPRNotListedYetIsReadAgain(t *testing.T) {
+	e := newEnv(t, options{freeClosedPR: true})
+	e.row(5, "accept", nil)
+	e.pr(5, "closed", false)
+	e.serve(10 * time.Millisecond)
+	task, err := tasks.NewReevaluate(tasks.ReevaluatePayload{Repo: repo, Issue: 5, Delivery: "d-open",
+		Event: "pull_request", Action: "opened", InstallationID: instID, PRNumber: 9999}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.Enqueue(task); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := tasks.TaskID(task)
+	e.eventually("the reevaluation to complete", func() bool { return completed(e, id) })
+	if rec := e.get(5); rec.Freed != nil || rec.WouldFree != nil || rec.PRs != nil {
+		t.Fatalf("a read without the opened PR decided: prs %+v freed %+v", rec.PRs, rec.Freed)
+	}
+	if n := e.gh.Count(githubtest.RouteListPulls); n != 1+DefaultCloseRetries {
+		t.Fatalf("list reads = %d, want %d: the opened PR's absence was not read again", n, 1+DefaultCloseRetries)
+	}
+}
+
 func completed(e *env, id string) bool {
 	info, err := e.insp.GetTaskInfo(tasks.Queue, id)
 	if err != nil {
