@@ -30,6 +30,10 @@ const (
 // partLen is the shortest piece of a secret n bytes long that is masked.
 func partLen(n int) int { return max(minPartFloor, min(MinPart, n/2)) }
 
+// tokenBody is a token's characters after its prefix: base64url runs
+// joined by single dots, so a sentence's closing "." stays.
+const tokenBody = `[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*`
+
 // Shapes of credentials whatever their value: GitHub's token formats, the
 // Authorization header's value, and a token inside a URL. may is true of
 // every text the shape can match (each holds a literal of its pattern), so
@@ -41,10 +45,18 @@ var shapes = []struct {
 	with string
 	may  func(string) bool
 }{
-	{regexp.MustCompile(`\b(gh[pousr])_[A-Za-z0-9_]+`), "${1}_" + Mask,
+	// A token runs through "_", "-" and inner "."s: the stateless
+	// installation token ghs_<APPID>_<JWT> carries a base64url JWT whose
+	// header, payload and signature a pattern stopping at "." or "-" left
+	// readable. A "%XX" before it is a URL-encoded quote or separator.
+	{regexp.MustCompile(`(\b|%[0-9A-Fa-f]{2})(gh[pousr])_` + tokenBody), "${1}${2}_" + Mask,
 		func(s string) bool { return strings.Contains(s, "gh") }},
-	{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]+`), "github_pat_" + Mask,
+	{regexp.MustCompile(`(\b|%[0-9A-Fa-f]{2})github_pat_` + tokenBody), "${1}github_pat_" + Mask,
 		func(s string) bool { return strings.Contains(s, "github_pat_") }},
+	// A JWT on its own (the App's, or a stateless token's cut off its
+	// prefix): base64url of a JSON header always starts "eyJ".
+	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]*)?`), Mask,
+		func(s string) bool { return strings.Contains(s, "eyJ") }},
 	{regexp.MustCompile(`(?i)\b(authorization:\s*[a-z-]+\s+)[^\s"',;]+`), "${1}" + Mask,
 		func(s string) bool { return containsFoldASCII(s, "authorization:") }},
 	// A value with a digit in it: "token expired" stays readable.

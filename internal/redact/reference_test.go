@@ -63,6 +63,7 @@ func stringCorpus() (texts []string, secretSets [][]string) {
 		"authorization", "authorization:", "Authorization:token", "Bearer abcdefghijkl9mnopqr", "bearer abcdefghijkl9mnopqr", "bearer x", "Basic 1", "Basic QWxhZGRpbjpvcGVu9abcdef",
 		"token expired", "installation token 12345678", "Bearer realm", "https://x-access-token:s3cr3tvalue1234@github.com/a.git",
 		"://", "http://host:80/", "http://user:s3cret123@host/", "redis://:pw@localhost:6379/0", "héllo ● wörld ghp_ü", "Authorization: Bearer " + sec,
+		stateless, stateless + ". x", "%22" + stateless + "%22", "x%22ghs_a", "ghs_4242_eyJ", "ghs_a..b", "ghs_a-.", "eyJabcdefg.h", "eyJabcdef.", "xeyJabcdefg.h",
 	}
 	word := "webhook-7f3a9c21" // 16 bytes: pieces from 8 bytes on
 	texts = append(texts, `"service":"webhook"`, "webhook-", "webhook-7", "queen-app-webhook-7f3a", word[9:], word[8:], word[7:])
