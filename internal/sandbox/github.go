@@ -21,6 +21,7 @@ import (
 
 // Routes, as counted by Count.
 const (
+	RouteApp           = "GET /app"
 	RouteMint          = "POST /app/installations/{id}/access_tokens"
 	RouteInstallations = "GET /app/installations"
 	RouteRepos         = "GET /installation/repositories"
@@ -140,6 +141,7 @@ type GitHub struct {
 	prRefusals    map[string]map[string]any // head branch -> the 422 error its PR creation gets
 	down          bool
 	remaining     int
+	legacyTokens  bool
 }
 
 // NewGitHub starts a GitHub stand-in on a loopback port. It generates an
@@ -228,6 +230,28 @@ func (s *GitHub) SetTokenTTL(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tokenTTL = d
+}
+
+// LegacyTokens makes later mints hand out the old opaque tokens (ghs_ and
+// 40 hex digits) instead of the stateless ghs_<APPID>_<JWT> GitHub issues
+// from 2026-04-27; both are seen for a while.
+func (s *GitHub) LegacyTokens(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.legacyTokens = on
+}
+
+// newToken is an installation token in the current format; s.mu is held.
+func (s *GitHub) newToken(installation int64, exp time.Time) string {
+	b := make([]byte, 20)
+	_, _ = rand.Read(b)
+	if s.legacyTokens {
+		return "ghs_" + hex.EncodeToString(b)
+	}
+	return fmt.Sprintf("ghs_%d_%s", s.appID, s.signJWT(map[string]any{
+		"iss": strconv.FormatInt(s.appID, 10), "installation_id": installation,
+		"exp": exp.Unix(), "jti": hex.EncodeToString(b),
+	}))
 }
 
 // AddPR adds a pull request to repo, replacing one with the same number.
@@ -524,6 +548,7 @@ func (s *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *GitHub) routes() {
+	s.mux.HandleFunc(RouteApp, s.app(s.getApp))
 	s.mux.HandleFunc(RouteMint, s.mint)
 	s.mux.HandleFunc(RouteInstallations, s.app(s.listInstallations))
 	s.mux.HandleFunc(RouteDeliveries, s.app(s.listDeliveries))
@@ -643,10 +668,8 @@ func (s *GitHub) mint(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusForbidden, map[string]any{"message": "This installation has been suspended"})
 		return
 	}
-	b := make([]byte, 20)
-	_, _ = rand.Read(b)
-	tok := "ghs_" + hex.EncodeToString(b)
 	exp := time.Now().Add(s.tokenTTL).UTC().Truncate(time.Second)
+	tok := s.newToken(id, exp)
 	s.mints++
 	s.tokens[tok] = token{installation: id, expires: exp.Add(time.Second)}
 	s.mu.Unlock()

@@ -74,3 +74,16 @@ func decodeSegment(seg string, v any) error {
 	}
 	return json.Unmarshal(b, v)
 }
+
+// signJWT signs claims RS256 with the App's key: a stateless installation
+// token's JWT, base64url parts holding "-" and "_" joined by ".".
+func (s *GitHub) signJWT(claims map[string]any) string {
+	enc := func(v any) string {
+		b, _ := json.Marshal(v)
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	unsigned := enc(map[string]string{"alg": "RS256", "typ": "JWT"}) + "." + enc(claims)
+	sum := sha256.Sum256([]byte(unsigned))
+	sig, _ := rsa.SignPKCS1v15(nil, s.key, crypto.SHA256, sum[:])
+	return unsigned + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
