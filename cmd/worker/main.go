@@ -32,6 +32,10 @@ JSON lines on stdout; SIGTERM hands unfinished tasks back to the queue.`,
 	Example: `QUEEN_REDIS_URL=redis://127.0.0.1:6379/0 GITHUB_APP_ID=123456 \
 GITHUB_APP_PRIVATE_KEY_FILE=/etc/queen-app/app.pem \
 QUEEN_FREE_CLOSED_PR=on QUEEN_RELEASE_DEAD_CLAIMS=on worker`,
+	CheckEnv: func(getenv func(string) string) error {
+		_, err := workerserver.OptionsFromEnv(getenv)
+		return err
+	},
 }
 
 func main() {

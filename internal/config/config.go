@@ -1,6 +1,7 @@
 // Package config reads queen-app's settings from the environment, as
-// the README and docs/design.md describe them. A missing or malformed required value is one
-// error naming the variable, so a binary stops at start with one line.
+// the README and docs/design.md describe them. Every missing or malformed
+// value is one line naming its variable, all of them at once (Errors), so a
+// newcomer fixes the whole environment in one pass.
 package config
 
 import (
@@ -11,6 +12,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -96,6 +98,65 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Var + ": " + e.Problem }
 
+// Errors is every bad or missing variable of one load, in the order they
+// were found, at most one per variable: Error is one line each.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap lets errors.As find the first *Error.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// Join is errs' bad variables as one error: nil for none, the *Error for
+// one, Errors for more; an error that names no variable is kept as it is
+// only when there is none that does.
+func Join(errs ...error) error {
+	var all Errors
+	var other error
+	for _, err := range errs {
+		var es Errors
+		var e *Error
+		switch {
+		case err == nil:
+		case errors.As(err, &es):
+			all = all.add(es...)
+		case errors.As(err, &e):
+			all = all.add(e)
+		case other == nil:
+			other = err
+		}
+	}
+	switch {
+	case len(all) == 0:
+		return other
+	case len(all) == 1:
+		return all[0]
+	}
+	return all
+}
+
+// add appends the errors of variables not named yet.
+func (es Errors) add(more ...*Error) Errors {
+	for _, e := range more {
+		if !slices.ContainsFunc(es, func(x *Error) bool { return x.Var == e.Var }) {
+			es = append(es, e)
+		}
+	}
+	return es
+}
+
 // FromEnv loads the configuration for role from the process environment.
 func FromEnv(role Role) (*Config, error) { return Load(role, os.Getenv) }
 
@@ -131,53 +192,49 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		AuditMaxLen:           r.int("QUEEN_AUDIT_MAXLEN", 1_000_000),
 	}
 	c.GraphQLURL = r.url("GITHUB_GRAPHQL_URL", githubapp.GraphQLURLFor(c.APIURL))
-	if r.err != nil {
-		return nil, r.err
-	}
 	var redisSpec *redisconn.Spec
-	if c.RedisURL != "" {
+	if c.RedisURL != "" && !r.failed(redisconn.URLVar, redisconn.PasswordVar, redisconn.SentinelPasswordVar) {
 		var err error
 		if redisSpec, err = c.Redis(); err != nil {
-			return nil, err
+			r.failWith(err)
 		}
 	}
-	if err := r.secretsLongEnough(c, redisSpec); err != nil {
-		return nil, err
-	}
+	r.secretsLongEnough(c, redisSpec)
 	if c.ExportRepo != "" && !ghrepo.Valid(c.ExportRepo) {
-		return nil, &Error{"QUEEN_EXPORT_REPO", "must be owner/name"}
+		r.fail("QUEEN_EXPORT_REPO", "must be owner/name")
 	}
 	if !ValidBranchName(c.BaseBranch) {
-		return nil, &Error{"QUEEN_BASE_BRANCH", "is not a valid git branch name"}
+		r.fail("QUEEN_BASE_BRANCH", "is not a valid git branch name")
 	}
 	switch role {
 	case Webhook, Worker:
 		if c.RedisURL == "" {
-			return nil, &Error{"QUEEN_REDIS_URL", "is required"}
+			r.fail("QUEEN_REDIS_URL", "is required")
 		}
-		if err := r.app(c); err != nil {
-			return nil, err
-		}
+		r.app(c)
 		if role == Webhook {
 			if c.WebhookSecret == "" {
-				return nil, &Error{"GITHUB_WEBHOOK_SECRET", "is required and must not be empty (or GITHUB_WEBHOOK_SECRET_FILE)"}
+				r.fail("GITHUB_WEBHOOK_SECRET", "is required and must not be empty (or GITHUB_WEBHOOK_SECRET_FILE)")
 			}
 			if c.APIToken == "" {
-				return nil, &Error{"QUEEN_API_TOKEN", "is required (or QUEEN_API_TOKEN_FILE)"}
+				r.fail("QUEEN_API_TOKEN", "is required (or QUEEN_API_TOKEN_FILE)")
 			}
 		}
 		if role == Worker && c.ExportURL != "" {
 			if c.ExportToken == "" {
-				return nil, &Error{"QUEEN_EXPORT_TOKEN", "is required with QUEEN_EXPORT_URL (or QUEEN_EXPORT_TOKEN_FILE)"}
+				r.fail("QUEEN_EXPORT_TOKEN", "is required with QUEEN_EXPORT_URL (or QUEEN_EXPORT_TOKEN_FILE)")
 			}
 			if c.ExportRepo == "" {
-				return nil, &Error{"QUEEN_EXPORT_REPO", "is required with QUEEN_EXPORT_URL"}
+				r.fail("QUEEN_EXPORT_REPO", "is required with QUEEN_EXPORT_URL")
 			}
 		}
 	case CLI:
 		if c.APIToken == "" {
-			return nil, &Error{"QUEEN_API_TOKEN", "is required (or QUEEN_API_TOKEN_FILE)"}
+			r.fail("QUEEN_API_TOKEN", "is required (or QUEEN_API_TOKEN_FILE)")
 		}
+	}
+	if err := r.error(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -185,7 +242,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 // secretsLongEnough holds every secret given to MinSecretLen, whichever
 // binary loads it; an error names the variable the value came from. spec
 // is the parsed QUEEN_REDIS_URL, nil when unset.
-func (r *reader) secretsLongEnough(c *Config, spec *redisconn.Spec) error {
+func (r *reader) secretsLongEnough(c *Config, spec *redisconn.Spec) {
 	redisPW, redisVar := c.RedisPassword, redisconn.PasswordVar
 	if spec != nil && c.RedisPassword == "" {
 		redisPW, redisVar = spec.Password, redisconn.URLVar // the URL's own
@@ -205,9 +262,8 @@ func (r *reader) secretsLongEnough(c *Config, spec *redisconn.Spec) error {
 		if s.name == redisconn.URLVar {
 			problem = "its password " + problem
 		}
-		return &Error{r.varOf(s.name), problem}
+		r.fail(r.varOf(s.name), problem)
 	}
-	return nil
 }
 
 func apiListenOf(role Role) string {
@@ -233,10 +289,8 @@ func LoadApp(getenv func(string) string) (*Config, error) {
 	r := newReader(getenv)
 	r.insecure = r.flag("QUEEN_ALLOW_INSECURE_URLS")
 	c := &Config{APIURL: r.url("GITHUB_API_URL", "https://api.github.com/")}
-	if r.err != nil {
-		return nil, r.err
-	}
-	if err := r.app(c); err != nil {
+	r.app(c)
+	if err := r.error(); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -245,7 +299,7 @@ func LoadApp(getenv func(string) string) (*Config, error) {
 type reader struct {
 	getenv   func(string) string
 	insecure bool // QUEEN_ALLOW_INSECURE_URLS: http:// off loopback too
-	err      error
+	errs     Errors
 	// from names the *_FILE variable a secret was read through, so that
 	// an error about its value names what the operator set.
 	from map[string]string
@@ -292,17 +346,18 @@ func (r *reader) secret(name, fileVar string, mode secretMode) string {
 	}
 	if v != "" {
 		r.fail(fileVar, "is set and so is "+name+": give the secret in one place")
+		r.from[name] = fileVar
 		return ""
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && mode&absentIsUnset != 0 {
 		return ""
 	}
+	r.from[name] = fileVar
 	b, err := readSecretFile(path)
 	if err != nil {
 		r.fail(fileVar, err.Error())
 		return ""
 	}
-	r.from[name] = fileVar
 	s := string(b)
 	if mode&exact != 0 {
 		s = strings.TrimSuffix(strings.TrimSuffix(s, "\n"), "\r")
@@ -332,11 +387,35 @@ func readSecretFile(path string) ([]byte, error) {
 	return b, nil
 }
 
+// fail records name's problem. A variable already refused keeps its
+// first, and one whose *_FILE is refused gets no second line.
 func (r *reader) fail(name, problem string) {
-	if r.err == nil {
-		r.err = &Error{name, problem}
+	if !r.failed(r.varOf(name)) {
+		r.errs = r.errs.add(&Error{name, problem})
 	}
 }
+
+// failWith records err, a *Error or Errors.
+func (r *reader) failWith(err error) {
+	var es Errors
+	var e *Error
+	switch {
+	case errors.As(err, &es):
+		r.errs = r.errs.add(es...)
+	case errors.As(err, &e):
+		r.errs = r.errs.add(e)
+	default:
+		r.errs = r.errs.add(&Error{"QUEEN_REDIS_URL", err.Error()})
+	}
+}
+
+// failed reports whether any of names has been refused.
+func (r *reader) failed(names ...string) bool {
+	return slices.ContainsFunc(r.errs, func(e *Error) bool { return slices.Contains(names, e.Var) })
+}
+
+// error is every refusal: nil, a *Error, or Errors.
+func (r *reader) error() error { return Join(r.errs) }
 
 func (r *reader) str(name, def string) string {
 	if v := strings.TrimSpace(r.getenv(name)); v != "" {
@@ -423,33 +502,61 @@ func (r *reader) int(name string, def int64) int64 {
 	return n
 }
 
-func (r *reader) app(c *Config) error {
+// app reads the App's id and key.
+func (r *reader) app(c *Config) {
 	id := r.str("GITHUB_APP_ID", "")
 	if id == "" {
-		return &Error{"GITHUB_APP_ID", "is required"}
+		r.fail("GITHUB_APP_ID", "is required")
+	} else if n, err := strconv.ParseInt(id, 10, 64); err != nil || n <= 0 {
+		r.fail("GITHUB_APP_ID", "must be a positive whole number")
+	} else {
+		c.AppID = n
 	}
-	n, err := strconv.ParseInt(id, 10, 64)
-	if err != nil || n <= 0 {
-		return &Error{"GITHUB_APP_ID", "must be a positive whole number"}
-	}
-	c.AppID = n
 	keyVar := "GITHUB_APP_PRIVATE_KEY_FILE"
-	if pem := r.getenv("GITHUB_APP_PRIVATE_KEY"); strings.TrimSpace(pem) != "" {
+	pem := r.getenv("GITHUB_APP_PRIVATE_KEY")
+	path := r.str("GITHUB_APP_PRIVATE_KEY_FILE", "")
+	switch {
+	case strings.TrimSpace(pem) != "" && path != "":
+		r.fail("GITHUB_APP_PRIVATE_KEY_FILE", "is set and so is GITHUB_APP_PRIVATE_KEY: give the key in one place")
+		return
+	case strings.TrimSpace(pem) != "":
 		keyVar = "GITHUB_APP_PRIVATE_KEY"
 		c.PrivateKey = []byte(pem)
-	} else if path := r.str("GITHUB_APP_PRIVATE_KEY_FILE", ""); path != "" {
+	case path != "":
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return &Error{"GITHUB_APP_PRIVATE_KEY_FILE", "cannot be read: " + pathError(err)}
+			r.fail("GITHUB_APP_PRIVATE_KEY_FILE", "cannot be read: "+pathError(err))
+			return
 		}
 		c.PrivateKey = b
-	} else {
-		return &Error{"GITHUB_APP_PRIVATE_KEY_FILE", "is required (or GITHUB_APP_PRIVATE_KEY with the PEM)"}
+	default:
+		r.fail("GITHUB_APP_PRIVATE_KEY_FILE", "is required (or GITHUB_APP_PRIVATE_KEY with the PEM)")
+		return
 	}
 	if _, err := githubapp.ParsePrivateKey(c.PrivateKey); err != nil {
-		return &Error{keyVar, "is not a PEM-encoded RSA private key"}
+		if IsPublicKey(c.PrivateKey) {
+			r.fail(keyVar, "is a public key; GitHub's App private key is the .pem file the App's settings download (Generate a private key)")
+			return
+		}
+		r.fail(keyVar, "is not a PEM-encoded RSA private key")
 	}
-	return nil
+}
+
+// IsPublicKey reports whether b is a public key, PEM ("PUBLIC KEY") or an
+// ssh one: the wrong half of a key pair, an easy mistake worth its own
+// message.
+func IsPublicKey(b []byte) bool {
+	s := strings.TrimSpace(string(b))
+	if strings.HasPrefix(s, "-----BEGIN ") {
+		head, _, _ := strings.Cut(s, "\n")
+		return strings.Contains(head, "PUBLIC KEY")
+	}
+	for _, prefix := range []string{"ssh-", "ecdsa-sha2-", "sk-ssh-", "sk-ecdsa-"} {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // pathError keeps the reason of a file error without repeating the path

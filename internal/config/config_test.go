@@ -99,7 +99,7 @@ func TestEachBadValueNamesItsVariable(t *testing.T) {
 		{Webhook, map[string]string{"QUEEN_REEVALUATE_DELAY": "5"}, nil, "QUEEN_REEVALUATE_DELAY"},
 		{Webhook, map[string]string{"QUEEN_AUDIT_MAXLEN": "-1"}, nil, "QUEEN_AUDIT_MAXLEN"},
 		{Webhook, map[string]string{"GITHUB_API_URL": "ftp://x"}, nil, "GITHUB_API_URL"},
-		{Worker, map[string]string{"QUEEN_EXPORT_URL": "https://export.example/queen/export"}, nil, "QUEEN_EXPORT_TOKEN"},
+		{Worker, map[string]string{"QUEEN_EXPORT_URL": "https://export.example/queen/export", "QUEEN_EXPORT_REPO": "hive/t27"}, nil, "QUEEN_EXPORT_TOKEN"},
 		{Worker, map[string]string{"QUEEN_EXPORT_URL": "https://e.example/x", "QUEEN_EXPORT_TOKEN": exportTok}, nil, "QUEEN_EXPORT_REPO"},
 		{Worker, map[string]string{"QUEEN_EXPORT_REPO": "noslash"}, nil, "QUEEN_EXPORT_REPO"},
 		{CLI, nil, []string{"QUEEN_API_TOKEN"}, "QUEEN_API_TOKEN"},

@@ -42,6 +42,10 @@ func (v Var) DefaultFor(role Role) string {
 // RequiredBy reports whether role needs v (when RequiredWith is set).
 func (v Var) RequiredBy(role Role) bool { return slices.Contains(v.Required, role) }
 
+// Starred reports whether the help stars v for role: required whatever
+// else is set. One required only with another variable is not.
+func (v Var) Starred(role Role) bool { return v.RequiredBy(role) && v.RequiredWith == "" }
+
 var (
 	both     = []Role{Webhook, Worker}
 	app      = []Role{Webhook, Worker, Deliveries}
@@ -129,12 +133,13 @@ func VarsOf(role Role) []Var {
 }
 
 // WriteVars writes the variables role reads, one per line: name, a star
-// when required, the meaning and the default.
+// when always required, the meaning and the default (or what it is
+// required with).
 func WriteVars(w io.Writer, role Role) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, v := range VarsOf(role) {
 		mark := ""
-		if v.RequiredBy(role) {
+		if v.Starred(role) {
 			mark = "*"
 		}
 		meaning := v.Meaning

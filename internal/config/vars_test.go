@@ -197,7 +197,7 @@ func TestWriteVarsMarksRequiredAndShowsDefaults(t *testing.T) {
 	for name, want := range map[string]string{
 		"QUEEN_REDIS_URL":    "QUEEN_REDIS_URL * the Redis holding the queue",
 		"QUEEN_API_LISTEN":   "default :8082",
-		"QUEEN_EXPORT_TOKEN": "* bearer token of the export API; at least 16 characters, in every binary given it; required with QUEEN_EXPORT_URL",
+		"QUEEN_EXPORT_TOKEN": "QUEEN_EXPORT_TOKEN bearer token of the export API; at least 16 characters, in every binary given it; required with QUEEN_EXPORT_URL",
 	} {
 		if !strings.Contains(lines[name], want) {
 			t.Errorf("%s: %q, want it to contain %q", name, lines[name], want)

@@ -21,6 +21,9 @@ type Binary struct {
 	Body    string        // more text after About (e.g. the commands), or ""
 	Roles   []config.Role // the roles whose variables it reads
 	Example string        // one command, shell syntax
+	// CheckEnv reads the variables the binary takes beyond config's, so
+	// that their errors are listed with config's, all at once; nil for none.
+	CheckEnv func(getenv func(string) string) error
 }
 
 // Version is the --version line.
@@ -42,7 +45,9 @@ func (b Binary) WriteHelp(w io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintln(w, "\nA bad or missing required value stops the binary with one line naming it; on/off variables also take\ntrue/false or 1/0.")
+	fmt.Fprintf(w, "\nA bad or missing value stops the binary with one line naming each such variable, all of them at once.\n"+
+		"Every secret (password, token, webhook secret) must be at least %d characters. On/off variables also\n"+
+		"take true/false or 1/0.\n", config.MinSecretLen)
 	if b.Example != "" {
 		fmt.Fprintf(w, "\nExample:\n%s\n", indent(b.Example))
 	}

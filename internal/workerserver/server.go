@@ -77,23 +77,24 @@ type Options struct {
 }
 
 // OptionsFromEnv reads QUEEN_WORKER_CONCURRENCY and QUEEN_WORKER_CACHE_DIR.
-// An error names the variable, like config's.
+// An error names each bad variable, like config's (config.Join).
 func OptionsFromEnv(getenv func(string) string) (Options, error) {
 	var o Options
+	var errs []error
 	if v := strings.TrimSpace(getenv("QUEEN_WORKER_CONCURRENCY")); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 || n > 1000 {
-			return o, &config.Error{Var: "QUEEN_WORKER_CONCURRENCY", Problem: "must be a whole number from 1 to 1000"}
+			errs = append(errs, &config.Error{Var: "QUEEN_WORKER_CONCURRENCY", Problem: "must be a whole number from 1 to 1000"})
 		}
 		o.Concurrency = n
 	}
 	if v := strings.TrimSpace(getenv("QUEEN_WORKER_CACHE_DIR")); v != "" {
 		if !filepath.IsAbs(v) {
-			return o, &config.Error{Var: "QUEEN_WORKER_CACHE_DIR", Problem: "must be an absolute path"}
+			errs = append(errs, &config.Error{Var: "QUEEN_WORKER_CACHE_DIR", Problem: "must be an absolute path"})
 		}
 		o.CacheDir = v
 	}
-	return o, nil
+	return o, config.Join(errs...)
 }
 
 // Run is the worker process: the asynq server with every handler, the
