@@ -12,6 +12,7 @@ import (
 type server struct {
 	URL string // http://127.0.0.1:port, no trailing slash
 	hs  *http.Server
+	rec *recorder // off until a test asks (GitHub.Record)
 }
 
 // listen serves h on a free loopback port, with a timeout on every phase;
@@ -21,8 +22,9 @@ func listen(h http.Handler) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec := &recorder{}
 	hs := &http.Server{
-		Handler:           h,
+		Handler:           rec.wrap(h),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		WriteTimeout:      5 * time.Minute,
@@ -32,7 +34,7 @@ func listen(h http.Handler) (*server, error) {
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	go func() { _ = hs.Serve(ln) }()
-	return &server{URL: "http://" + ln.Addr().String(), hs: hs}, nil
+	return &server{URL: "http://" + ln.Addr().String(), hs: hs, rec: rec}, nil
 }
 
 // Close stops the server and cuts its connections.

@@ -1,0 +1,374 @@
+// Package contract holds the app and its sandbox to GitHub's published
+// contracts, vendored in testdata/github-contract by tools/contract: the
+// GraphQL schema, the REST description of the operations used and the
+// webhook schemas of the events received. Only tests use it; it never
+// reaches a registry.
+package contract
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/queen-app/queen-app/internal/sandbox"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/vektah/gqlparser/v2/validator"
+)
+
+// Dir is testdata/github-contract of this module, wherever the test runs.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "github-contract")
+}
+
+// GraphQL is GitHub's GraphQL schema.
+type GraphQL struct{ schema *ast.Schema }
+
+var (
+	gqlOnce sync.Once
+	gql     *GraphQL
+	gqlErr  error
+)
+
+// LoadGraphQL parses schema.graphql once per test binary.
+func LoadGraphQL() (*GraphQL, error) {
+	gqlOnce.Do(func() {
+		var data []byte
+		if data, gqlErr = os.ReadFile(filepath.Join(Dir(), "schema.graphql")); gqlErr != nil {
+			return
+		}
+		sd, err := parser.ParseSchemas(validator.Prelude, &ast.Source{Name: "schema.graphql", Input: string(data)})
+		if err != nil {
+			gqlErr = fmt.Errorf("contract: schema.graphql: %w", err)
+			return
+		}
+		dedupeFields(sd)
+		s, err := validator.ValidateSchemaDocument(sd)
+		if err != nil {
+			gqlErr = fmt.Errorf("contract: schema.graphql: %w", err)
+			return
+		}
+		gql = &GraphQL{schema: s}
+	})
+	return gql, gqlErr
+}
+
+// dedupeFields drops a field defined twice with the same type in one
+// type: GitHub's published schema has such a slip
+// (EnterpriseOwnerInfo.repositoryDeployKeySetting in 15.26.1), which
+// gqlparser refuses. A repeated name with another type stays, and fails.
+func dedupeFields(sd *ast.SchemaDocument) {
+	for _, d := range sd.Definitions {
+		seen := map[string]string{}
+		kept := d.Fields[:0]
+		for _, f := range d.Fields {
+			if t, ok := seen[f.Name]; ok && t == f.Type.String() {
+				continue
+			}
+			seen[f.Name] = f.Type.String()
+			kept = append(kept, f)
+		}
+		d.Fields = kept
+	}
+}
+
+// Validate checks a GraphQL document and its variables as GitHub's
+// server would before running it: fields, arguments, enum values and the
+// variables' declared and given types.
+func (g *GraphQL) Validate(query string, vars map[string]any) error {
+	doc, err := parser.ParseQuery(&ast.Source{Name: "query", Input: query})
+	if err != nil {
+		return fmt.Errorf("graphql: %w", err)
+	}
+	if errs := validator.Validate(g.schema, doc); len(errs) > 0 {
+		return fmt.Errorf("graphql: %w", errs)
+	}
+	if len(doc.Operations) != 1 {
+		return fmt.Errorf("graphql: want one operation, got %d", len(doc.Operations))
+	}
+	if _, err := validator.VariableValues(g.schema, doc.Operations[0], vars); err != nil {
+		return fmt.Errorf("graphql variables: %w", err)
+	}
+	return nil
+}
+
+// REST is the part of GitHub's REST description the app uses.
+type REST struct {
+	doc    *openapi3.T
+	router routers.Router
+}
+
+var (
+	restOnce sync.Once
+	rest     *REST
+	restErr  error
+)
+
+// LoadREST loads openapi.json once per test binary.
+func LoadREST() (*REST, error) {
+	restOnce.Do(func() {
+		l := openapi3.NewLoader()
+		doc, err := l.LoadFromFile(filepath.Join(Dir(), "openapi.json"))
+		if err != nil {
+			restErr = fmt.Errorf("contract: openapi.json: %w", err)
+			return
+		}
+		// Match any host: the sandbox listens on loopback, not api.github.com.
+		doc.Servers = openapi3.Servers{{URL: "/"}}
+		multiSegment(doc)
+		r, err := gorillamux.NewRouter(doc)
+		if err != nil {
+			restErr = fmt.Errorf("contract: router: %w", err)
+			return
+		}
+		rest = &REST{doc: doc, router: r}
+	})
+	return rest, restErr
+}
+
+// multiSegment lets a path parameter GitHub marks x-multi-segment (a git
+// ref: heads/queen-5) match slashes, in gorillamux's {name:.+} form.
+func multiSegment(doc *openapi3.T) {
+	for path, item := range doc.Paths.Map() {
+		to := path
+		for _, op := range item.Operations() {
+			for _, ps := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+				for _, p := range ps {
+					if p.Value != nil && p.Value.In == openapi3.ParameterInPath && p.Value.Extensions["x-multi-segment"] == true {
+						to = strings.Replace(to, "{"+p.Value.Name+"}", "{"+p.Value.Name+":.+}", 1)
+					}
+				}
+			}
+		}
+		if to != path {
+			doc.Paths.Delete(path)
+			doc.Paths.Set(to, item)
+		}
+	}
+}
+
+// describe names e in errors: method, path, query and status.
+func describe(e sandbox.Exchange) string {
+	s := e.Method + " " + e.Path
+	if e.RawQuery != "" {
+		s += "?" + e.RawQuery
+	}
+	return fmt.Sprintf("%s -> %d", s, e.Status)
+}
+
+// Operation names the documented operation of e ("GET /repos/{owner}/{repo}/pulls").
+func (r *REST) Operation(e sandbox.Exchange) (string, error) {
+	route, _, err := r.find(e)
+	if err != nil {
+		return "", err
+	}
+	return route.Method + " " + strings.ReplaceAll(route.Path, ":.+}", "}"), nil
+}
+
+func (r *REST) find(e sandbox.Exchange) (*routers.Route, map[string]string, error) {
+	req, err := request(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	route, params, err := r.router.FindRoute(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %s: no documented operation: %w", e.Method, e.Path, err)
+	}
+	return route, params, nil
+}
+
+func request(e sandbox.Exchange) (*http.Request, error) {
+	u := "http://api.github.com" + e.Path
+	if e.RawQuery != "" {
+		u += "?" + e.RawQuery
+	}
+	req, err := http.NewRequest(e.Method, u, bytes.NewReader(e.Body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header = e.Header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	return req, nil
+}
+
+// brief leaves the failed schema, pages long, out of an error: the place
+// and the reason are enough.
+var brief = []openapi3.SchemaValidationOption{openapi3.DisableSchemaErrorDetails()}
+
+// CheckRequest checks e's request against its documented operation: the
+// method and path, every query parameter and value, the body.
+func (r *REST) CheckRequest(e sandbox.Exchange) error {
+	route, params, err := r.find(e)
+	if err != nil {
+		return err
+	}
+	req, _ := request(e)
+	in := &openapi3filter.RequestValidationInput{
+		Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{
+			// Who may call is the sandbox's to check; this is about shapes.
+			AuthenticationFunc:                openapi3filter.NoopAuthenticationFunc,
+			RejectWhenRequestBodyNotSpecified: true,
+			SchemaValidationOptions:           brief,
+		},
+	}
+	if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+		return fmt.Errorf("%s: request: %w", describe(e), err)
+	}
+	if err := unknownQuery(route, req); err != nil {
+		return fmt.Errorf("%s: request: %w", describe(e), err)
+	}
+	return nil
+}
+
+// unknownQuery refuses a query parameter the operation does not document,
+// which ValidateRequest lets through.
+func unknownQuery(route *routers.Route, req *http.Request) error {
+	known := map[string]bool{}
+	for _, ps := range []openapi3.Parameters{route.PathItem.Parameters, route.Operation.Parameters} {
+		for _, p := range ps {
+			if p.Value != nil && p.Value.In == openapi3.ParameterInQuery {
+				known[p.Value.Name] = true
+			}
+		}
+	}
+	for name := range req.URL.Query() {
+		if !known[name] {
+			return fmt.Errorf("query parameter %q is not documented", name)
+		}
+	}
+	return nil
+}
+
+// CheckResponse checks e's answer against the documented response for its
+// status: status, headers and body.
+func (r *REST) CheckResponse(e sandbox.Exchange) error {
+	route, params, err := r.find(e)
+	if err != nil {
+		return err
+	}
+	req, _ := request(e)
+	if route.Operation.Responses.Status(e.Status) == nil {
+		return fmt.Errorf("%s: status %d is not documented", describe(e), e.Status)
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 e.Status,
+		Header:                 e.RespHeader,
+		Body:                   io.NopCloser(bytes.NewReader(e.RespBody)),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, SchemaValidationOptions: brief},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		return fmt.Errorf("%s: answer: %w", describe(e), err)
+	}
+	return nil
+}
+
+// Webhooks are the schemas of the webhook events the app receives.
+type Webhooks struct{ doc *openapi3.T }
+
+var (
+	hooksOnce sync.Once
+	hooks     *Webhooks
+	hooksErr  error
+)
+
+// LoadWebhooks loads webhooks.json once per test binary.
+func LoadWebhooks() (*Webhooks, error) {
+	hooksOnce.Do(func() {
+		doc, err := openapi3.NewLoader().LoadFromFile(filepath.Join(Dir(), "webhooks.json"))
+		if err != nil {
+			hooksErr = fmt.Errorf("contract: webhooks.json: %w", err)
+			return
+		}
+		hooks = &Webhooks{doc: doc}
+	})
+	return hooks, hooksErr
+}
+
+// ErrNoSchema is a delivery whose event and action the vendored schemas
+// do not hold.
+var ErrNoSchema = errors.New("no vendored schema")
+
+// Check checks one delivery, headers and body, against the schema of its
+// event (X-GitHub-Event) and action.
+func (w *Webhooks) Check(h http.Header, body []byte) error {
+	event := h.Get("X-GitHub-Event")
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("webhook %s: body: %w", event, err)
+	}
+	key := strings.ReplaceAll(event, "_", "-")
+	if obj, ok := v.(map[string]any); ok {
+		if a, ok := obj["action"].(string); ok {
+			key += "-" + strings.ReplaceAll(a, "_", "-")
+		}
+	}
+	item := w.doc.Webhooks[key]
+	if item == nil || item.Post == nil {
+		return fmt.Errorf("webhook %s: %w", key, ErrNoSchema)
+	}
+	op := item.Post
+	for _, p := range op.Parameters {
+		if p.Value == nil || p.Value.In != openapi3.ParameterInHeader {
+			continue
+		}
+		got := h.Values(p.Value.Name)
+		if len(got) == 0 {
+			if p.Value.Required {
+				return fmt.Errorf("webhook %s: header %s missing", key, p.Value.Name)
+			}
+			continue
+		}
+		if s := p.Value.Schema; s != nil && s.Value != nil {
+			if err := s.Value.VisitJSON(got[0], openapi3.EnableJSONSchema2020()); err != nil {
+				return fmt.Errorf("webhook %s: header %s: %w", key, p.Value.Name, err)
+			}
+		}
+	}
+	if err := checkEventHeaders(h, event); err != nil {
+		return fmt.Errorf("webhook %s: %w", key, err)
+	}
+	mt := op.RequestBody.Value.Content.Get("application/json")
+	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+		return fmt.Errorf("webhook %s: no body schema", key)
+	}
+	if err := mt.Schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+		return fmt.Errorf("webhook %s: body: %w", key, err)
+	}
+	return nil
+}
+
+// checkEventHeaders checks what the schema's header list leaves as plain
+// strings: the values GitHub documents for them.
+func checkEventHeaders(h http.Header, event string) error {
+	if !strings.HasPrefix(h.Get("X-Hub-Signature-256"), "sha256=") || len(h.Get("X-Hub-Signature-256")) != len("sha256=")+64 {
+		return fmt.Errorf("header X-Hub-Signature-256 %q is not sha256=<64 hex>", h.Get("X-Hub-Signature-256"))
+	}
+	for _, name := range []string{"X-GitHub-Hook-ID", "X-GitHub-Hook-Installation-Target-ID"} {
+		v := h.Get(name)
+		if v == "" || strings.Trim(v, "0123456789") != "" {
+			return fmt.Errorf("header %s %q is not a number", name, v)
+		}
+	}
+	if event == "" {
+		return errors.New("header X-GitHub-Event missing")
+	}
+	return nil
+}
