@@ -5,6 +5,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -117,6 +118,17 @@ type Check func(ctx context.Context) error
 // an address) goes to the log only.
 const Unavailable = "unavailable"
 
+// wordOf is what /readyz says of a check's error: the Word of an error
+// in its chain that has one (a reason safe to show, such as "refused"),
+// else Unavailable.
+func wordOf(err error) string {
+	var w interface{ Word() string }
+	if errors.As(err, &w) && w.Word() != "" {
+		return w.Word()
+	}
+	return Unavailable
+}
+
 // Health serves /healthz (the process answers), /readyz (every check
 // passes; 503 naming the failing one, its error logged to log) and
 // /metrics.
@@ -134,7 +146,7 @@ func Health(reg *prometheus.Registry, log *slog.Logger, checks map[string]Check)
 		failed := map[string]string{}
 		for name, check := range checks {
 			if err := check(ctx); err != nil {
-				failed[name] = Unavailable
+				failed[name] = wordOf(err)
 				log.Warn("not ready", "check", name, "error", err.Error())
 			}
 		}

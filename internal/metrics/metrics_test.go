@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -49,6 +50,27 @@ func TestReadyzNamesTheFailingCheck(t *testing.T) {
 	}
 	if code, _ := get(t, h, "/healthz"); code != 200 {
 		t.Fatalf("healthz must not depend on Redis: %d", code)
+	}
+}
+
+type refusal struct{}
+
+func (refusal) Error() string { return "GitHub says 401 to app 12345" }
+func (refusal) Word() string  { return "refused" }
+
+// A check whose error carries a word (githubapp's refusal) answers with
+// that word; the detail stays in the log.
+func TestReadyzSaysACheckWordedReason(t *testing.T) {
+	logs := &bytes.Buffer{}
+	h := Health(NewRegistry(), slog.New(slog.NewJSONHandler(logs, nil)), map[string]Check{
+		"github_app": func(context.Context) error { return fmt.Errorf("wrapped: %w", refusal{}) },
+		"redis":      func(context.Context) error { return errors.New("dial tcp 10.0.0.1:6379: refused") }})
+	code, body := get(t, h, "/readyz")
+	if want := `{"failed":{"github_app":"refused","redis":"unavailable"},"status":"not ready"}` + "\n"; code != 503 || body != want {
+		t.Fatalf("readyz: %d %s, want 503 %s", code, body, want)
+	}
+	if strings.Contains(body, "12345") || !strings.Contains(logs.String(), "GitHub says 401 to app 12345") {
+		t.Fatalf("the detail belongs in the log only: answer %q, log %q", body, logs)
 	}
 }
 
