@@ -241,7 +241,8 @@ func fail(op string, err error) error {
 		body.Close()
 		he.Response = nil
 		if cerr != nil {
-			err = fmt.Errorf("installation %d token: %w", he.InstallationID, cerr)
+			// The mint is signed with the App's JWT.
+			err = fmt.Errorf("installation %d token: %w", he.InstallationID, refusedIf(cerr))
 		}
 	}
 	return &opError{op: op, err: err}

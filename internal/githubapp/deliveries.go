@@ -37,7 +37,7 @@ func (a *App) DeliveriesPage(ctx context.Context, cursor string) (ds []Delivery,
 	const op = "GET /app/hook/deliveries"
 	list, resp, err := a.appClient.Apps.ListHookDeliveries(ctx, &github.ListCursorOptions{PerPage: 100, Cursor: cursor})
 	if err != nil {
-		return nil, "", fail(op, err)
+		return nil, "", failApp(op, err)
 	}
 	for _, d := range list {
 		ds = append(ds, Delivery{
@@ -91,7 +91,7 @@ func (a *App) Redeliver(ctx context.Context, id int64) error {
 	if err == nil || errors.As(err, &accepted) {
 		return nil
 	}
-	return fail("POST /app/hook/deliveries/"+strconv.FormatInt(id, 10)+"/attempts", err)
+	return failApp("POST /app/hook/deliveries/"+strconv.FormatInt(id, 10)+"/attempts", err)
 }
 
 // ToRedeliver picks what to redeliver: deliveries are grouped by GUID; a GUID

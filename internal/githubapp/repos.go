@@ -37,7 +37,7 @@ func (a *App) Installations(ctx context.Context) ([]Installation, error) {
 		}
 		list, resp, err := a.appClient.Apps.ListInstallations(ctx, opts)
 		if err != nil {
-			return nil, fail(op, err)
+			return nil, failApp(op, err)
 		}
 		for _, in := range list {
 			if in == nil {
