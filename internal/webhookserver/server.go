@@ -96,6 +96,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 
 	health := metrics.Health(reg, log, map[string]metrics.Check{
 		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+		// "refused" while GitHub refuses the App's id and key: every
+		// delivery would wait for an installation sync that cannot succeed.
+		"github_app": githubapp.CredentialsCheck(gh),
 	})
 
 	// Either server failing stops both.
