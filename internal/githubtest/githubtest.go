@@ -37,6 +37,9 @@ const (
 // secondary rate limit.
 const SecondaryRateLimitDocs = sandbox.SecondaryRateLimitDocs
 
+// SecondaryLimitMessage is how GitHub words a secondary rate limit.
+const SecondaryLimitMessage = sandbox.SecondaryLimitMessage
+
 // New starts a GitHub stand-in for the test and stops it when the test
 // ends. It generates an RSA key for an App whose id is AppID.
 func New(t testing.TB) *Server {

@@ -390,8 +390,16 @@ func (s *GitHub) FailAfter(skip int, pathPrefix string, status int, header http.
 // AnswerNext answers the next n requests whose path starts with pathPrefix
 // with status and exactly raw as the body (an answer that does not decode).
 func (s *GitHub) AnswerNext(pathPrefix string, status int, raw []byte, n int) {
-	s.addFault(&fault{prefix: pathPrefix, status: status, raw: raw, n: n,
-		header: http.Header{"Content-Type": {"application/json; charset=utf-8"}}})
+	s.AnswerNextWith(pathPrefix, status, nil, raw, n)
+}
+
+// AnswerNextWith is AnswerNext with header set on the answer too.
+func (s *GitHub) AnswerNextWith(pathPrefix string, status int, header http.Header, raw []byte, n int) {
+	h := http.Header{"Content-Type": {"application/json; charset=utf-8"}}
+	for k, v := range header {
+		h[k] = v
+	}
+	s.addFault(&fault{prefix: pathPrefix, status: status, raw: raw, n: n, header: h})
 }
 
 // LastQuery is the query string of the last request to route.
@@ -402,16 +410,56 @@ func (s *GitHub) LastQuery(route string) url.Values {
 	return v
 }
 
+// SecondaryLimitMessage is how GitHub words a secondary rate limit.
+const SecondaryLimitMessage = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+
 // SecondaryRateLimit answers the next n requests (n < 0: until ClearFaults),
-// whatever their path, with GitHub's secondary rate limit: 403, Retry-After
-// and its message.
+// whatever their path, with GitHub's secondary rate limit: 403, its message
+// and Retry-After (none when retryAfter is 0).
 func (s *GitHub) SecondaryRateLimit(n int, retryAfter time.Duration) {
-	h := http.Header{}
-	h.Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
-	s.addFault(&fault{prefix: "/", status: http.StatusForbidden, header: h, n: n, body: map[string]any{
-		"message":           "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
-		"documentation_url": SecondaryRateLimitDocs,
+	s.SecondaryLimit(n, http.StatusForbidden, retryAfter)
+}
+
+// SecondaryLimit is SecondaryRateLimit answered with status: 403 or 429
+// as GitHub sends both. Without Retry-After the answer still carries
+// requests remaining and the primary window's reset, up to an hour out:
+// that reset is no wait GitHub named.
+func (s *GitHub) SecondaryLimit(n, status int, retryAfter time.Duration) {
+	s.addFault(&fault{prefix: "/", status: status, header: retryAfterHeader(retryAfter), n: n, body: map[string]any{
+		"message": SecondaryLimitMessage, "documentation_url": SecondaryRateLimitDocs,
 	}})
+}
+
+// GraphQLSecondaryLimit answers the next n GraphQL requests with a
+// secondary limit as GitHub's GraphQL API does: status 200 with the message
+// in "errors", or 403 with it as REST does; Retry-After none when 0.
+func (s *GitHub) GraphQLSecondaryLimit(n, status int, retryAfter time.Duration) {
+	body := map[string]any{"message": SecondaryLimitMessage, "documentation_url": SecondaryRateLimitDocs}
+	if status == http.StatusOK {
+		body = map[string]any{"errors": []any{map[string]any{"message": SecondaryLimitMessage}}}
+	}
+	s.addFault(&fault{prefix: "/graphql", status: status, header: retryAfterHeader(retryAfter), n: n, body: body})
+}
+
+// GraphQLRateLimit answers the next n GraphQL requests with the primary
+// limit as GitHub's GraphQL API does: HTTP 200, an error of type
+// RATE_LIMITED, x-ratelimit-remaining 0 and the reset.
+func (s *GitHub) GraphQLRateLimit(n int, reset time.Time) {
+	h := http.Header{}
+	h.Set("X-RateLimit-Remaining", "0")
+	h.Set("X-RateLimit-Used", strconv.Itoa(rateLimit))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+	s.addFault(&fault{prefix: "/graphql", status: http.StatusOK, header: h, n: n, body: map[string]any{
+		"errors": []any{map[string]any{"type": "RATE_LIMITED", "message": "API rate limit already exceeded for installation."}},
+	}})
+}
+
+func retryAfterHeader(d time.Duration) http.Header {
+	h := http.Header{}
+	if d > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(d/time.Second)))
+	}
+	return h
 }
 
 func (s *GitHub) addFault(f *fault) {
@@ -528,6 +576,7 @@ func (s *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
+	s.rateHeaders(w, r)
 	if down {
 		writeJSON(w, http.StatusBadGateway, map[string]any{"message": "Server Error"})
 		return
@@ -572,7 +621,6 @@ func (s *GitHub) app(h http.HandlerFunc) http.HandlerFunc {
 			})
 			return
 		}
-		s.rateHeaders(w, "core")
 		h(w, r)
 	}
 }
@@ -587,11 +635,6 @@ func (s *GitHub) inst(h func(http.ResponseWriter, *http.Request, *installation))
 			})
 			return
 		}
-		resource := "core"
-		if r.URL.Path == "/graphql" {
-			resource = "graphql"
-		}
-		s.rateHeaders(w, resource)
 		h(w, r, in)
 	}
 }
@@ -633,15 +676,28 @@ func (s *GitHub) tokenInstallation(r *http.Request) *installation {
 	return nil
 }
 
-func (s *GitHub) rateHeaders(w http.ResponseWriter, resource string) {
+// rateLimit is the primary limit of the sandbox's hour, per resource as
+// GitHub counts it.
+const rateLimit = 5000
+
+// rateHeaders sets GitHub's x-ratelimit-* headers, which GitHub sends on
+// every REST and GraphQL answer, errors and rate limits included (a fault
+// may set its own over them).
+func (s *GitHub) rateHeaders(w http.ResponseWriter, r *http.Request) {
+	resource := "core"
+	if r.URL.Path == "/graphql" {
+		resource = "graphql"
+	}
 	s.mu.Lock()
 	s.remaining = max(s.remaining-1, 1)
 	rem := s.remaining
 	s.mu.Unlock()
-	w.Header().Set("X-RateLimit-Limit", "5000")
-	w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(rem))
-	w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))
-	w.Header().Set("X-RateLimit-Resource", resource)
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(rateLimit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(rem))
+	h.Set("X-RateLimit-Used", strconv.Itoa(rateLimit-rem))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))
+	h.Set("X-RateLimit-Resource", resource)
 }
 
 func (s *GitHub) mint(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/queen-app/queen-app/internal/githubtest"
 	"github.com/queen-app/queen-app/internal/redact"
@@ -34,4 +35,51 @@ func TestMintsStatelessAndLegacyTokens(t *testing.T) {
 			t.Errorf("%.30s...: status %d", auth, resp.StatusCode)
 		}
 	}
+}
+
+// GitHub sends x-ratelimit-* on every answer, errors and limits included.
+func TestEveryAnswerCarriesRateLimitHeaders(t *testing.T) {
+	s := githubtest.New(t)
+	s.AddInstallation(1, "hive", "hive/t27")
+	tok := mint(t, s, 1)
+	s.SecondaryLimit(1, http.StatusTooManyRequests, 0)
+	check := func(what string, resp *http.Response, resource string) {
+		t.Helper()
+		for _, h := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Used", "X-RateLimit-Reset"} {
+			if resp.Header.Get(h) == "" {
+				t.Errorf("%s: no %s", what, h)
+			}
+		}
+		if got := resp.Header.Get("X-RateLimit-Resource"); got != resource {
+			t.Errorf("%s: resource %q, want %q", what, got, resource)
+		}
+	}
+	resp, obj, _ := do(t, "GET", s.URL()+"repos/hive/t27/pulls", tok, nil)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "" || obj["message"] != githubtest.SecondaryLimitMessage {
+		t.Errorf("429 without Retry-After: %d %v %v", resp.StatusCode, resp.Header, obj)
+	}
+	check("secondary 429", resp, "core")
+	resp, _, _ = do(t, "GET", s.URL()+"repos/hive/t27/pulls", tok, nil)
+	check("list", resp, "core")
+	resp, _, _ = do(t, "GET", s.URL()+"repos/hive/nope/pulls", "token x", nil)
+	check("401", resp, "core")
+	s.GraphQLSecondaryLimit(1, http.StatusForbidden, 30*time.Second)
+	resp, obj, _ = do(t, "POST", s.GraphQLURL(), tok, map[string]any{"query": "{}"})
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Retry-After") != "30" || obj["message"] != githubtest.SecondaryLimitMessage {
+		t.Errorf("graphql secondary 403: %d %v %v", resp.StatusCode, resp.Header, obj)
+	}
+	check("graphql secondary 403", resp, "graphql")
+	s.GraphQLSecondaryLimit(1, http.StatusOK, 0)
+	resp, obj, _ = do(t, "POST", s.GraphQLURL(), tok, map[string]any{"query": "{}"})
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Retry-After") != "" || !strings.Contains(fmt.Sprint(obj["errors"]), "secondary rate limit") {
+		t.Errorf("graphql secondary 200: %d %v %v", resp.StatusCode, resp.Header, obj)
+	}
+	reset := time.Now().Add(10 * time.Minute)
+	s.GraphQLRateLimit(1, reset)
+	resp, obj, _ = do(t, "POST", s.GraphQLURL(), tok, map[string]any{"query": "{}"})
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-RateLimit-Remaining") != "0" ||
+		resp.Header.Get("X-RateLimit-Reset") != fmt.Sprint(reset.Unix()) || !strings.Contains(fmt.Sprint(obj["errors"]), "RATE_LIMITED") {
+		t.Errorf("graphql primary: %d %v %v", resp.StatusCode, resp.Header, obj)
+	}
+	check("graphql primary", resp, "graphql")
 }
