@@ -65,6 +65,48 @@ type GraphQLError struct {
 	Message string
 	Path    []string
 	Reset   time.Time // X-RateLimit-Reset of the answer, zero when absent
+	// Remaining is the answer's X-RateLimit-Remaining, -1 when absent;
+	// RetryAfter its Retry-After, 0 when absent.
+	Remaining  int
+	RetryAfter time.Duration
+}
+
+// secondaryLimitWords are in every secondary rate limit GitHub words, REST
+// or GraphQL, whatever its status ("You have exceeded a secondary rate
+// limit").
+const secondaryLimitWords = "secondary rate limit"
+
+// limit is the rate limit e reports, if it is one. GitHub answers GraphQL
+// limits with HTTP 200: a primary one as RATE_LIMITED or "API rate limit
+// exceeded" with nothing remaining, waited until its reset; a secondary one
+// in its words, or a limit with requests remaining, waited its Retry-After
+// or, naming none, the caller's minute and backoff. Only RATE_LIMITED was
+// known, so the rest were retried after a second or two.
+func (e *GraphQLError) limit() (verdict, bool) {
+	msg := strings.ToLower(e.Message)
+	rate := e.Type == "RATE_LIMITED" || strings.Contains(msg, "rate limit")
+	switch {
+	case strings.Contains(msg, secondaryLimitWords) || rate && e.Remaining > 0:
+		if e.RetryAfter > 0 {
+			return limited(e.RetryAfter, true), true
+		}
+		return limited(defaultWait, false), true
+	case rate:
+		return limited(until(e.Reset), !e.Reset.IsZero()), true
+	}
+	return verdict{}, false
+}
+
+// graphQLError is GitHub's error e of an answer with header h.
+func graphQLError(typ, message string, h http.Header) *GraphQLError {
+	e := &GraphQLError{Type: typ, Message: message, Reset: resetOf(h), Remaining: -1}
+	if n, err := strconv.Atoi(h.Get("X-RateLimit-Remaining")); err == nil {
+		e.Remaining = n
+	}
+	if s, err := strconv.ParseInt(h.Get("Retry-After"), 10, 64); err == nil && s > 0 {
+		e.RetryAfter = time.Duration(s) * time.Second
+	}
+	return e
 }
 
 func (e *GraphQLError) Error() string {
@@ -123,16 +165,17 @@ func classify(err error) verdict {
 	}
 	var are *github.AbuseRateLimitError
 	if errors.As(err, &are) {
-		if are.RetryAfter != nil && *are.RetryAfter > 0 {
+		if are.RetryAfter != nil && *are.RetryAfter > 0 && retryAfterNamed(are.Response) {
 			return limited(*are.RetryAfter, true)
 		}
 		return limited(defaultWait, false)
 	}
 	var ge *GraphQLError
 	if errors.As(err, &ge) {
+		if v, ok := ge.limit(); ok {
+			return v
+		}
 		switch ge.Type {
-		case "RATE_LIMITED":
-			return limited(until(ge.Reset), !ge.Reset.IsZero())
 		case "NOT_FOUND", "FORBIDDEN":
 			return verdict{kind: Permanent}
 		}
@@ -169,6 +212,15 @@ func classifyStatus(code int, h http.Header, message string) verdict {
 		return verdict{kind: Permanent}
 	}
 	return verdict{kind: Retry}
+}
+
+// retryAfterNamed reports whether GitHub named the wait of a secondary
+// limit answered as resp: its Retry-After. go-github falls back to
+// X-RateLimit-Reset, the primary window's end (49m59s once, with 4,990
+// requests remaining), which is no wait GitHub named. Its own local refusal
+// (a made-up answer with no header) repeats a Retry-After it was given.
+func retryAfterNamed(resp *http.Response) bool {
+	return resp == nil || len(resp.Header) == 0 || resp.Header.Get("Retry-After") != ""
 }
 
 func resetOf(h http.Header) time.Time {

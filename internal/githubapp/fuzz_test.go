@@ -3,6 +3,7 @@ package githubapp
 import (
 	"bytes"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,7 +57,7 @@ func readAnswer(tb testing.TB, file string) []byte {
 func TestReadBatchFixtures(t *testing.T) {
 	read := func(file string, n int) (map[string]BatchResult, []string) {
 		out := map[string]BatchResult{}
-		paged := readBatch(batchOp, batchRepo, chunkOf(n), bytes.NewReader(readAnswer(t, file)), time.Time{}, batchSent, out)
+		paged := readBatch(batchOp, batchRepo, chunkOf(n), bytes.NewReader(readAnswer(t, file)), nil, batchSent, out)
 		return out, paged
 	}
 	counts := func(r BatchResult) [3]uint32 {
@@ -126,7 +127,7 @@ func FuzzBatchAnswer(f *testing.F) {
 		// Up to 16 branches: two-digit aliases, at a sixth of the cost of 100.
 		chunk := chunkOf(1 + int(n)%16)
 		out := map[string]BatchResult{}
-		paged := readBatch(batchOp, batchRepo, chunk, bytes.NewReader(body), time.Unix(1760187300, 0), batchSent, out)
+		paged := readBatch(batchOp, batchRepo, chunk, bytes.NewReader(body), http.Header{"X-Ratelimit-Reset": {"1760187300"}}, batchSent, out)
 
 		if len(out)+len(paged) != len(chunk) {
 			t.Fatalf("%d results and %d paged for %d branches", len(out), len(paged), len(chunk))

@@ -76,6 +76,7 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := w.next.RoundTrip(req)
 	if err == nil {
 		resp.Body = &capped{r: resp.Body, left: MaxResponseBytes}
+		forgetUnnamedReset(resp)
 	}
 	if w.metrics == nil {
 		return resp, err
@@ -95,6 +96,20 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return resp, err
+}
+
+// forgetUnnamedReset drops X-RateLimit-Reset from a 403 that has requests
+// remaining and no Retry-After: a secondary limit that names no wait.
+// go-github takes that reset, the primary window's, up to an hour out, as
+// the secondary limit's end, and refused every later request of the
+// installation locally until then, whatever wait the app decided. Nothing
+// else reads the reset of an answer with requests remaining.
+func forgetUnnamedReset(resp *http.Response) {
+	h := resp.Header
+	if resp.StatusCode == http.StatusForbidden && h.Get("Retry-After") == "" &&
+		h.Get("X-RateLimit-Remaining") != "0" {
+		h.Del("X-RateLimit-Reset")
+	}
 }
 
 // MaxResponseBytes bounds what is read of one GitHub response: a page of 100

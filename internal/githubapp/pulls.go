@@ -224,7 +224,7 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 		all(err)
 		return
 	}
-	paged := readBatch(op, owner+"/"+repo, chunk, resp.Body, resetOf(resp.Header), sent, out)
+	paged := readBatch(op, owner+"/"+repo, chunk, resp.Body, resp.Header, sent, out)
 	for _, b := range paged {
 		sent := time.Now().UTC()
 		prs, err := a.ListBranchPRs(ctx, installationID, owner, repo, b)
@@ -240,9 +240,9 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 // ...) into one result per branch in out, but for the branches whose PRs run
 // past one page: those it returns, in chunk's order, for the caller to read
 // another way. full is the base repository (its PRs alone count), op names the
-// request in errors, reset is the answer's X-RateLimit-Reset and sent when the
-// request left.
-func readBatch(op, full string, chunk []string, body io.Reader, reset, sent time.Time, out map[string]BatchResult) (paged []string) {
+// request in errors, h is the answer's header (its rate limit) and sent when
+// the request left.
+func readBatch(op, full string, chunk []string, body io.Reader, h http.Header, sent time.Time, out map[string]BatchResult) (paged []string) {
 	all := func(err error) {
 		err = fail(op, err)
 		for _, b := range chunk {
@@ -270,7 +270,7 @@ func readBatch(op, full string, chunk []string, body io.Reader, reset, sent time
 	}
 	aliasErr := map[int]*GraphQLError{}
 	for _, e := range ans.Errors {
-		ge := &GraphQLError{Type: e.Type, Message: e.Message, Reset: reset}
+		ge := graphQLError(e.Type, e.Message, h)
 		for _, p := range e.Path {
 			ge.Path = append(ge.Path, fmt.Sprint(p))
 		}
