@@ -310,21 +310,10 @@ var ErrNoSchema = errors.New("no vendored schema")
 // event (X-GitHub-Event) and action.
 func (w *Webhooks) Check(h http.Header, body []byte) error {
 	event := h.Get("X-GitHub-Event")
-	var v any
-	if err := json.Unmarshal(body, &v); err != nil {
-		return fmt.Errorf("webhook %s: body: %w", event, err)
+	key, op, v, err := w.operation(event, body)
+	if err != nil {
+		return err
 	}
-	key := strings.ReplaceAll(event, "_", "-")
-	if obj, ok := v.(map[string]any); ok {
-		if a, ok := obj["action"].(string); ok {
-			key += "-" + strings.ReplaceAll(a, "_", "-")
-		}
-	}
-	item := w.doc.Webhooks[key]
-	if item == nil || item.Post == nil {
-		return fmt.Errorf("webhook %s: %w", key, ErrNoSchema)
-	}
-	op := item.Post
 	for _, p := range op.Parameters {
 		if p.Value == nil || p.Value.In != openapi3.ParameterInHeader {
 			continue
@@ -342,33 +331,80 @@ func (w *Webhooks) Check(h http.Header, body []byte) error {
 			}
 		}
 	}
-	if err := checkEventHeaders(h, event); err != nil {
+	if err := checkEventHeaders(h); err != nil {
 		return fmt.Errorf("webhook %s: %w", key, err)
+	}
+	return checkBody(key, op, v)
+}
+
+// CheckBody checks a payload without its headers (a fixture) against the
+// schema of event and the payload's action.
+func (w *Webhooks) CheckBody(event string, body []byte) error {
+	key, op, v, err := w.operation(event, body)
+	if err != nil {
+		return err
+	}
+	return checkBody(key, op, v)
+}
+
+func (w *Webhooks) operation(event string, body []byte) (string, *openapi3.Operation, any, error) {
+	if event == "" {
+		return "", nil, nil, errors.New("webhook: no event (X-GitHub-Event)")
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return "", nil, nil, fmt.Errorf("webhook %s: body: %w", event, err)
+	}
+	key := strings.ReplaceAll(event, "_", "-")
+	if obj, ok := v.(map[string]any); ok {
+		if a, ok := obj["action"].(string); ok {
+			key += "-" + strings.ReplaceAll(a, "_", "-")
+		}
+	}
+	item := w.doc.Webhooks[key]
+	if item == nil || item.Post == nil {
+		return "", nil, nil, fmt.Errorf("webhook %s: %w", key, ErrNoSchema)
+	}
+	return key, item.Post, v, nil
+}
+
+func checkBody(key string, op *openapi3.Operation, v any) error {
+	if op.RequestBody == nil || op.RequestBody.Value == nil {
+		return fmt.Errorf("webhook %s: no body schema", key)
 	}
 	mt := op.RequestBody.Value.Content.Get("application/json")
 	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
 		return fmt.Errorf("webhook %s: no body schema", key)
 	}
 	if err := mt.Schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
-		return fmt.Errorf("webhook %s: body: %w", key, err)
+		return fmt.Errorf("webhook %s: body: %w", key, short{err})
 	}
 	return nil
 }
 
+// short leaves out of a schema error the schema and value it prints,
+// pages long: the place and the reason are enough.
+type short struct{ err error }
+
+func (s short) Error() string {
+	msg, _, _ := strings.Cut(s.err.Error(), "\nSchema:")
+	return msg
+}
+
+func (s short) Unwrap() error { return s.err }
+
 // checkEventHeaders checks what the schema's header list leaves as plain
-// strings: the values GitHub documents for them.
-func checkEventHeaders(h http.Header, event string) error {
-	if !strings.HasPrefix(h.Get("X-Hub-Signature-256"), "sha256=") || len(h.Get("X-Hub-Signature-256")) != len("sha256=")+64 {
-		return fmt.Errorf("header X-Hub-Signature-256 %q is not sha256=<64 hex>", h.Get("X-Hub-Signature-256"))
+// strings: the forms GitHub documents for them.
+func checkEventHeaders(h http.Header) error {
+	if sig := h.Get("X-Hub-Signature-256"); !strings.HasPrefix(sig, "sha256=") || len(sig) != len("sha256=")+64 ||
+		strings.Trim(sig[len("sha256="):], "0123456789abcdef") != "" {
+		return fmt.Errorf("header X-Hub-Signature-256 %q is not sha256=<64 hex>", sig)
 	}
 	for _, name := range []string{"X-GitHub-Hook-ID", "X-GitHub-Hook-Installation-Target-ID"} {
 		v := h.Get(name)
 		if v == "" || strings.Trim(v, "0123456789") != "" {
 			return fmt.Errorf("header %s %q is not a number", name, v)
 		}
-	}
-	if event == "" {
-		return errors.New("header X-GitHub-Event missing")
 	}
 	return nil
 }

@@ -218,6 +218,8 @@ func (a *App) installation(id int64) (*installation, error) {
 	tr := ghinstallation.NewFromAppsTransport(a.appsTransport(), id)
 	tr.BaseURL = a.api.String()
 	tr.Client = a.client(a.base)
+	// Nil options are sent as a JSON null; GitHub documents an object.
+	tr.InstallationTokenOptions = &github.InstallationTokenOptions{}
 	hc := a.client(tr)
 	in := &installation{tr: tr, http: hc, gh: a.newGitHub(hc)}
 	a.installs[id] = in

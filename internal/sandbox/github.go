@@ -755,9 +755,9 @@ func (s *GitHub) installationJSON(in *installation) map[string]any {
 	if in.suspended != nil {
 		suspended = in.suspended.Format(time.RFC3339)
 	}
-	return map[string]any{
+	return installationShape(map[string]any{
 		"id":                   in.id,
-		"account":              map[string]any{"login": in.account, "id": in.id * 10, "type": "Organization"},
+		"account":              accountShape(map[string]any{"login": in.account, "id": in.id * 10, "type": "Organization"}),
 		"app_id":               s.appID,
 		"target_id":            in.id * 10,
 		"target_type":          "Organization",
@@ -770,7 +770,7 @@ func (s *GitHub) installationJSON(in *installation) map[string]any {
 		"updated_at":           "2026-01-01T00:00:00Z",
 		"suspended_at":         suspended,
 		"suspended_by":         nil,
-	}
+	})
 }
 
 func (s *GitHub) listRepos(w http.ResponseWriter, r *http.Request, in *installation) {
@@ -795,7 +795,7 @@ func (s *GitHub) repoJSON(full string) map[string]any {
 		id = id*31 + int64(c)
 	}
 	id &= 1<<40 - 1
-	return map[string]any{
+	return repoShape(map[string]any{
 		"id":             id,
 		"node_id":        "R_" + strconv.FormatInt(id, 36),
 		"name":           name,
@@ -806,7 +806,7 @@ func (s *GitHub) repoJSON(full string) map[string]any {
 		"url":            s.srv.URL + "/repos/" + full,
 		"default_branch": "master",
 		"archived":       false,
-	}
+	})
 }
 
 func (s *GitHub) prJSON(repo string, p PR) map[string]any {
@@ -829,7 +829,7 @@ func (s *GitHub) prJSON(repo string, p PR) map[string]any {
 		headRepo = s.repoJSON(p.HeadRepo)
 	}
 	baseOwner, _ := ghrepo.Split(repo)
-	return map[string]any{
+	return prShape(map[string]any{
 		"url":        fmt.Sprintf("%srepos/%s/pulls/%d", s.URL(), repo, p.Number),
 		"id":         int64(p.Number) + 9_000_000,
 		"node_id":    fmt.Sprintf("PR_%d", p.Number),
@@ -854,7 +854,7 @@ func (s *GitHub) prJSON(repo string, p PR) map[string]any {
 			"user": map[string]any{"login": baseOwner}, "repo": s.repoJSON(repo),
 		},
 		"author_association": "CONTRIBUTOR",
-	}
+	})
 }
 
 // listPulls filters like GitHub: head is "owner:branch" (a bare branch
@@ -943,7 +943,7 @@ func (s *GitHub) createPull(w http.ResponseWriter, r *http.Request, repo string)
 		State: "open", Title: in.Title, Body: in.Body})
 	for _, p := range s.prs[k] {
 		if p.Number == n {
-			writeJSON(w, http.StatusCreated, s.prJSON(repo, p))
+			writeJSON(w, http.StatusCreated, prFullShape(s.prJSON(repo, p)))
 		}
 	}
 }
@@ -1016,7 +1016,7 @@ func (s *GitHub) getIssue(w http.ResponseWriter, r *http.Request, repo string) {
 	if is.open {
 		state = "open"
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	writeJSON(w, http.StatusOK, issueShape(map[string]any{
 		"url":      fmt.Sprintf("%srepos/%s/issues/%d", s.URL(), repo, n),
 		"id":       int64(n) + 7_000_000,
 		"number":   n,
@@ -1026,7 +1026,7 @@ func (s *GitHub) getIssue(w http.ResponseWriter, r *http.Request, repo string) {
 		"html_url": fmt.Sprintf("https://github.com/%s/issues/%d", repo, n),
 		"labels":   []any{},
 		"user":     map[string]any{"login": "queen", "type": "User"},
-	})
+	}))
 }
 
 // listDeliveries answers newest first, with cursor paging ("v1_<id>": the

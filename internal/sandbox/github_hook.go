@@ -10,9 +10,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
+
+// HookID is the id of the App's webhook, sent as X-GitHub-Hook-ID.
+const HookID = 424242
 
 // hook is the App's webhook: where GitHub delivers events and the secret
 // it signs them with.
@@ -69,7 +73,7 @@ func (s *GitHub) changePR(repo string, number int, action string, change func(*P
 	if inst == nil {
 		return Delivery{}, fmt.Errorf("sandbox: the App is not installed on %s", repo)
 	}
-	event := s.prJSON(repo, p)
+	event := prFullShape(s.prJSON(repo, p))
 	event["merged"] = p.MergedAt != nil // event payloads carry it, list items do not
 	body, err := json.Marshal(map[string]any{
 		"action":       action,
@@ -77,7 +81,7 @@ func (s *GitHub) changePR(repo string, number int, action string, change func(*P
 		"pull_request": event,
 		"repository":   s.repoJSON(repo),
 		"installation": map[string]any{"id": inst.id, "node_id": fmt.Sprintf("MDIz%d", inst.id)},
-		"sender":       map[string]any{"login": "octocat", "type": "User"},
+		"sender":       userShape(map[string]any{"login": "octocat", "type": "User"}),
 	})
 	if err != nil {
 		return Delivery{}, err
@@ -115,7 +119,10 @@ func (s *GitHub) deliver(h hook, event, action string, inst int64, body []byte) 
 	req.Header.Set("User-Agent", "GitHub-Hookshot/sandbox")
 	req.Header.Set("X-GitHub-Event", event)
 	req.Header.Set("X-GitHub-Delivery", d.GUID)
+	// An App's hook: its target is the App, by id.
+	req.Header.Set("X-GitHub-Hook-ID", strconv.FormatInt(HookID, 10))
 	req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "integration")
+	req.Header.Set("X-GitHub-Hook-Installation-Target-ID", strconv.FormatInt(s.appID, 10))
 	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
 	resp, err := h.client.Do(req)
 	if err == nil {
