@@ -40,6 +40,9 @@ const SecondaryRateLimitDocs = sandbox.SecondaryRateLimitDocs
 // SecondaryLimitMessage is how GitHub words a secondary rate limit.
 const SecondaryLimitMessage = sandbox.SecondaryLimitMessage
 
+// ResourceLimitMessage is the error of a query past GitHub's resource limits.
+const ResourceLimitMessage = sandbox.ResourceLimitMessage
+
 // New starts a GitHub stand-in for the test and stops it when the test
 // ends. It generates an RSA key for an App whose id is AppID.
 func New(t testing.TB) *Server {

@@ -142,6 +142,7 @@ type GitHub struct {
 	down          bool
 	remaining     int
 	legacyTokens  bool
+	resourceLimit int // aliases a GraphQL query may hold; 0: no limit
 }
 
 // NewGitHub starts a GitHub stand-in on a loopback port. It generates an
@@ -507,6 +508,7 @@ func (s *GitHub) ClearFaults() {
 	s.listErrors = map[string]bool{}
 	s.prRefusals = map[string]map[string]any{}
 	s.down = false
+	s.resourceLimit = 0
 }
 
 // Down makes every request answer 502 while on.

@@ -21,6 +21,20 @@ var (
 	reHeadOid  = regexp.MustCompile(`\bheadRefOid\b`)
 )
 
+// ResourceLimitMessage is the error of a query past GitHub's resource
+// limits ("large first or last arguments across multiple connections"):
+// it comes with partial data and no path.
+const ResourceLimitMessage = "This query was limited due to exceeding resource limits. Try a smaller query."
+
+// ResourceLimit makes every GraphQL query of more than k pullRequests
+// aliases (k <= 0: none) answer as GitHub's resource limits do: the aliases
+// past k null and an error without a path, until ClearFaults.
+func (s *GitHub) ResourceLimit(k int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resourceLimit = max(k, 0)
+}
+
 // graphql answers the aliased form queen-app sends:
 //
 //	query($owner:String!,$name:String!,$h0:String!,...) { repository(owner:$owner,name:$name) {
@@ -179,6 +193,16 @@ func (s *GitHub) graphql(w http.ResponseWriter, r *http.Request, in *installatio
 			nodes = append(nodes, node)
 		}
 		data[alias] = map[string]any{"nodes": nodes, "pageInfo": map[string]any{"hasNextPage": more}}
+	}
+	s.mu.Lock()
+	limit := s.resourceLimit
+	s.mu.Unlock()
+	if limit > 0 && len(aliases) > limit {
+		// GitHub's resource limits: partial data and an error with no path.
+		for _, a := range aliases[limit:] {
+			data[a[1]] = nil
+		}
+		errs = append(errs, map[string]any{"type": "RESOURCE_LIMITS_EXCEEDED", "message": ResourceLimitMessage})
 	}
 	out := map[string]any{"data": map[string]any{"repository": data}}
 	if len(errs) > 0 {
