@@ -97,6 +97,17 @@ func (e *GraphQLError) limit() (verdict, bool) {
 	return verdict{}, false
 }
 
+// resourceLimited reports whether err is GitHub's resource limit on a
+// GraphQL query as a whole: an error with no path, its partial data
+// unusable, that a smaller query does not meet.
+func resourceLimited(err error) bool {
+	var ge *GraphQLError
+	if !errors.As(err, &ge) || len(ge.Path) > 0 {
+		return false
+	}
+	return strings.Contains(ge.Type, "RESOURCE_LIMIT") || strings.Contains(strings.ToLower(ge.Message), "resource limit")
+}
+
 // graphQLError is GitHub's error e of an answer with header h.
 func graphQLError(typ, message string, h http.Header) *GraphQLError {
 	e := &GraphQLError{Type: typ, Message: message, Reset: resetOf(h), Remaining: -1}

@@ -87,3 +87,42 @@ func TestSecondaryLimitWithoutRetryAfterNamesNoWait(t *testing.T) {
 		t.Fatalf("refused locally within the named wait: WaitFor = %s %v, want under 40s", d, ok)
 	}
 }
+
+// GitHub's resource limits end a costly query with partial data and an
+// error with no path: the batch is read again in halves, down to single
+// branches, and every branch of 100 ends read.
+func TestResourceLimitSplitsTheBatch(t *testing.T) {
+	ctx := context.Background()
+	s, a := setup(t)
+	var branches []string
+	for i := 1; i <= 100; i++ {
+		b := "queen-" + strconv.Itoa(i)
+		branches = append(branches, b)
+		state := "open"
+		if i%3 == 0 {
+			state = "closed"
+		}
+		s.AddPR(repo, githubtest.PR{HeadRef: b, HeadRepo: repo, State: state})
+	}
+	s.ResourceLimit(7)
+	res := a.BatchPRStates(ctx, inst, "hive", "t27", branches)
+	for i, b := range branches {
+		r := res[b]
+		open, closed := uint32(1), uint32(0)
+		if (i+1)%3 == 0 {
+			open, closed = 0, 1
+		}
+		if r.Err != nil || !r.State.Read || r.State.Open != open || r.State.ClosedUnmerged != closed {
+			t.Fatalf("%s: %+v, want read with open %d closed %d", b, r, open, closed)
+		}
+	}
+	if q := s.Count(githubtest.RouteGraphQL); q < 16 || q > 31 {
+		t.Fatalf("%d queries, want the batch halved down to at most 7 branches (16 to 31)", q)
+	}
+	// One branch is as small as a query gets: then the error counts.
+	s.ResourceLimit(0)
+	s.AnswerNext("/graphql", 200, []byte(`{"data":null,"errors":[{"type":"RESOURCE_LIMITS_EXCEEDED","message":"`+githubtest.ResourceLimitMessage+`"}]}`), 1)
+	if err := a.BatchPRStates(ctx, inst, "hive", "t27", []string{"queen-1"})["queen-1"].Err; err == nil || githubapp.Classify(err) != githubapp.Retry {
+		t.Fatalf("a single branch over the limit: %v, want an error to retry", err)
+	}
+}

@@ -225,6 +225,15 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 		return
 	}
 	paged := readBatch(op, owner+"/"+repo, chunk, resp.Body, resp.Header, sent, out)
+	if len(chunk) > 1 && resourceLimited(out[chunk[0]].Err) {
+		// GitHub's resource limits answer a query too costly as a whole;
+		// its halves are read apart, down to single branches, before the
+		// error counts: a 100-branch batch failed as a retry, forever.
+		half := len(chunk) / 2
+		a.batch(ctx, in, installationID, owner, repo, chunk[:half], out)
+		a.batch(ctx, in, installationID, owner, repo, chunk[half:], out)
+		return
+	}
 	for _, b := range paged {
 		sent := time.Now().UTC()
 		prs, err := a.ListBranchPRs(ctx, installationID, owner, repo, b)
