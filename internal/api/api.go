@@ -55,6 +55,9 @@ type Config struct {
 	// ExportRepo is QUEEN_EXPORT_REPO, the one repository whose rows an
 	// export push may name; "" refuses every push request.
 	ExportRepo string
+	// Starting reports, while the process waits for Redis and the ledger's
+	// migration, an authenticated request's 503; nil is never.
+	Starting func() bool
 }
 
 // Enqueuer stores a task, treating an existing task id as success;
@@ -75,6 +78,7 @@ type server struct {
 	requests    *prometheus.CounterVec
 	inFlight    serve.Limiter
 	auth        *authGuard
+	starting    func() bool
 	mux         *http.ServeMux
 }
 
@@ -101,6 +105,7 @@ func New(cfg Config) (http.Handler, error) {
 		log:         cfg.Logger,
 		inFlight:    serve.NewLimiter(MaxInFlight),
 		auth:        newAuthGuard(),
+		starting:    cfg.Starting,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -256,6 +261,12 @@ func (s *server) serve(w *responseWriter, r *http.Request) {
 		return
 	}
 	s.auth.succeeded(addr)
+	if s.starting != nil && s.starting() {
+		w.route = "starting"
+		w.Header().Set("Retry-After", "5")
+		w.fail(http.StatusServiceUnavailable, "starting: waiting for Redis and the ledger's migration", "")
+		return
+	}
 	if !s.inFlight.Acquire() {
 		w.route = "busy"
 		serve.Refuse(w)

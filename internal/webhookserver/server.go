@@ -43,6 +43,19 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	if err != nil {
 		return err
 	}
+	// Listen before anything waits on Redis or GitHub: a port in use stops
+	// the binary naming its variable, and the probes reach a live process.
+	if ls.Webhook == nil {
+		if ls.Webhook, err = config.Listen("QUEEN_LISTEN", cfg.Listen); err != nil {
+			return err
+		}
+	}
+	if ls.API == nil {
+		if ls.API, err = config.Listen("QUEEN_API_LISTEN", cfg.APIListen); err != nil {
+			ls.Webhook.Close()
+			return err
+		}
+	}
 	rdb := redisconn.New(spec)
 	defer rdb.Close()
 
@@ -81,21 +94,20 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	}
 	led := ledger.New(rdb, ledger.Options{AuditMaxLen: cfg.AuditMaxLen,
 		FreeClosedPR: cfg.FreeClosedPR, ReleaseDeadClaims: cfg.ReleaseDeadClaims})
-	if led.MigrateUntilDone(ctx, log) != nil {
-		return nil // stopped before Redis answered
-	}
+	var migrated redisconn.Startup
 	claims, err := api.New(api.Config{
 		Ledger: led,
 		Token:  cfg.APIToken, ReviewFirst: cfg.ReviewFirst, Logger: log, Registerer: reg,
 		Enqueuer: tasks.NewEnqueuer(client, insp), ExportWorkers: export.Workers{RDB: rdb},
-		ExportRepo: cfg.ExportRepo,
+		ExportRepo: cfg.ExportRepo, Starting: migrated.Starting,
 	})
 	if err != nil {
 		return err
 	}
 
 	health := metrics.Health(reg, log, map[string]metrics.Check{
-		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+		"redis":  func(ctx context.Context) error { return redisconn.Refusal(rdb.Ping(ctx).Err(), spec) },
+		"ledger": migrated.Check,
 		// "refused" while GitHub refuses the App's id and key: every
 		// delivery would wait for an installation sync that cannot succeed.
 		"github_app": githubapp.CredentialsCheck(gh),
@@ -106,18 +118,23 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	run := func(addr string, ln net.Listener, h http.Handler) {
 		srv := serve.NewServer(addr, h, log)
 		go func() {
-			var err error
-			if ln != nil {
-				err = serve.RunListener(ctx, srv, ln, log)
-			} else {
-				err = serve.Run(ctx, srv, log)
-			}
+			err := serve.RunListener(ctx, srv, ln, log)
 			cancel()
 			errc <- err
 		}()
 	}
 	run(cfg.Listen, ls.Webhook, hookHandler(hook))
 	run(cfg.APIListen, ls.API, apiHandler(health, claims))
+	// The ledger migrates once Redis answers; until then the claims API
+	// answers 503 and /readyz says why.
+	syncing.Add(1)
+	go func() {
+		defer syncing.Done()
+		if redisconn.WaitReady(ctx, rdb, spec, log) == nil && led.MigrateUntilDone(ctx, log) == nil {
+			migrated.Done()
+			log.Info("ready: Redis answers and the ledger is migrated")
+		}
+	}()
 	err = errors.Join(<-errc, <-errc)
 	client.Close()
 	return err

@@ -110,6 +110,14 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	if err != nil {
 		return err
 	}
+	// Listen before anything waits on Redis or GitHub: a port in use stops
+	// the binary naming its variable, and the probes reach a live process.
+	ln := o.Listener
+	if ln == nil {
+		if ln, err = config.Listen("QUEEN_API_LISTEN", cfg.APIListen); err != nil {
+			return err
+		}
+	}
 	rdb := redisconn.New(spec)
 	defer rdb.Close()
 
@@ -133,9 +141,6 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	registry := installs.New(rdb)
 	led := ledger.New(rdb, ledger.Options{AuditMaxLen: cfg.AuditMaxLen,
 		FreeClosedPR: cfg.FreeClosedPR, ReleaseDeadClaims: cfg.ReleaseDeadClaims})
-	if led.MigrateUntilDone(ctx, log) != nil {
-		return nil // stopped before Redis answered
-	}
 	d := worker.Deps{
 		Ledger:      led,
 		Installs:    registry,
@@ -165,6 +170,35 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	mux := asynq.NewServeMux()
 	w.Register(mux)
 
+	ctx, stop := context.WithCancel(ctx)
+	// Everything started here stops, and is waited for, before Redis closes.
+	var bg sync.WaitGroup
+	defer func() { stop(); bg.Wait() }()
+	var started redisconn.Startup
+	// The health server outlives the scheduler and asynq's shutdown.
+	hctx, stopHealth := context.WithCancel(context.Background())
+	defer stopHealth()
+	health := serve.NewServer(cfg.APIListen, serve.RefuseUnclean(metrics.Health(reg, log, map[string]metrics.Check{
+		"redis":  func(ctx context.Context) error { return redisconn.Refusal(rdb.Ping(ctx).Err(), spec) },
+		"ledger": started.Check,
+		// "refused" while GitHub refuses the App's id and key: every
+		// delivery would wait for an installation sync that cannot succeed.
+		"github_app": githubapp.CredentialsCheck(app),
+	})), log)
+	healthDone := make(chan error, 1)
+	go func() {
+		err := serve.RunListener(hctx, health, ln, log)
+		stop() // a health server that fails stops the worker
+		healthDone <- err
+	}()
+	// The tasks wait for Redis and the ledger's migration; meanwhile
+	// /readyz says why.
+	if redisconn.WaitReady(ctx, rdb, spec, log) != nil || led.MigrateUntilDone(ctx, log) != nil {
+		stopHealth()
+		return <-healthDone // stopped before Redis answered
+	}
+	started.Done()
+
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency:     o.Concurrency,
 		Queues:          map[string]int{tasks.Queue: 1},
@@ -181,11 +215,6 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("asynq server: %w", err)
 	}
-
-	ctx, stop := context.WithCancel(ctx)
-	// Everything started here stops, and is waited for, before Redis closes.
-	var bg sync.WaitGroup
-	defer func() { stop(); bg.Wait() }()
 	// One attempt before the scheduler starts, so the first sweeps know the
 	// installed repositories; then in the background until it completes.
 	// Meanwhile tasks that find a repository missing wait (Synced).
@@ -219,26 +248,6 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	schedDone := make(chan error, 1)
 	go func() { schedDone <- sched.Run(ctx) }()
 
-	// The health server outlives the scheduler and asynq's shutdown.
-	hctx, stopHealth := context.WithCancel(context.Background())
-	defer stopHealth()
-	health := serve.NewServer(cfg.APIListen, serve.RefuseUnclean(metrics.Health(reg, log, map[string]metrics.Check{
-		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
-		// "refused" while GitHub refuses the App's id and key: every
-		// delivery would wait for an installation sync that cannot succeed.
-		"github_app": githubapp.CredentialsCheck(app),
-	})), log)
-	healthDone := make(chan error, 1)
-	go func() {
-		var err error
-		if o.Listener != nil {
-			err = serve.RunListener(hctx, health, o.Listener, log)
-		} else {
-			err = serve.Run(hctx, health, log)
-		}
-		stop() // a health server that cannot listen stops the worker
-		healthDone <- err
-	}()
 	log.Info("worker started", "replica", id, "concurrency", o.Concurrency,
 		"free_closed_pr", cfg.FreeClosedPR, "release_dead_claims", cfg.ReleaseDeadClaims)
 

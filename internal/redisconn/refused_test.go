@@ -1,0 +1,52 @@
+package redisconn_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/queen-app/queen-app/internal/redisconn"
+	"github.com/queen-app/queen-app/internal/redistest"
+)
+
+// A wrong or missing password is named by its variable, and
+// /readyz's word for it is "refused"; an unreachable Redis is left as it is.
+func TestRefusalNamesThePasswordVariable(t *testing.T) {
+	ctx := context.Background()
+	locked := redistest.StartWith(t, redistest.Options{Password: "right-password-0123"})
+	for what, c := range map[string]struct{ url, pw string }{
+		"wrong password": {"redis://" + locked.Addr + "/0", "wrong-password-0123"},
+		"no password":    {"redis://" + locked.Addr + "/0", ""},
+	} {
+		spec, err := redisconn.Parse(c.url, c.pw, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb := redisconn.New(spec)
+		err = redisconn.Refusal(rdb.Ping(ctx).Err(), spec)
+		rdb.Close()
+		var ref *redisconn.RefusedError
+		if !errors.As(err, &ref) || ref.Word() != "refused" || !strings.Contains(err.Error(), redisconn.PasswordVar) {
+			t.Errorf("%s: %v, want a refusal naming %s", what, err, redisconn.PasswordVar)
+			continue
+		}
+		if c.pw != "" && strings.Contains(err.Error(), c.pw) {
+			t.Errorf("%s: the error holds the password", what)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	spec, _ := redisconn.Parse("redis://"+addr+"/0", "", "")
+	rdb := redisconn.New(spec)
+	defer rdb.Close()
+	down := rdb.Ping(ctx).Err()
+	if got := redisconn.Refusal(down, spec); got != down {
+		t.Errorf("unreachable: %v, want the error unchanged", got)
+	}
+}

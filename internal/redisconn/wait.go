@@ -1,0 +1,50 @@
+package redisconn
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/queen-app/queen-app/internal/retry"
+)
+
+// WaitReady pings rdb until Redis answers, logging each failure with the
+// variable to check when Redis refuses the credentials (Refusal); it
+// returns ctx's error if ctx ends first. The servers wait here after
+// opening their listeners, so a probe sees a live process that is not
+// ready, and why.
+func WaitReady(ctx context.Context, rdb redis.UniversalClient, s *Spec, log *slog.Logger) error {
+	return retry.Until(ctx, log, "Redis at "+s.String(), func(ctx context.Context) error {
+		return Refusal(rdb.Ping(ctx).Err(), s)
+	})
+}
+
+// Startup is a server's start-up that waits for Redis (WaitReady, the
+// ledger's migration) behind open listeners: /readyz's check says
+// "starting" until Done.
+type Startup struct{ done atomic.Bool }
+
+// Done marks the start-up complete.
+func (s *Startup) Done() { s.done.Store(true) }
+
+// Starting reports whether the start-up is still waiting.
+func (s *Startup) Starting() bool { return !s.done.Load() }
+
+// Check is the /readyz check of the start-up.
+func (s *Startup) Check(context.Context) error {
+	if s.Starting() {
+		return errStarting
+	}
+	return nil
+}
+
+var errStarting = startingError{}
+
+type startingError struct{}
+
+func (startingError) Error() string { return "starting: waiting for Redis and the ledger's migration" }
+
+// Word is /readyz's reason.
+func (startingError) Word() string { return "starting" }
