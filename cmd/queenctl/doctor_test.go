@@ -1,0 +1,148 @@
+package main
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queen-app/queen-app/internal/redistest"
+	"github.com/queen-app/queen-app/internal/sandbox"
+)
+
+// doctorEnv points every variable doctor reads at a sandbox, a private
+// Redis and a claims API, and records one answered delivery.
+func doctorEnv(t *testing.T) (*sandbox.Sandbox, *redistest.Server) {
+	t.Helper()
+	sb, err := sandbox.Start(sandbox.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sb.Close)
+	for k, v := range sb.GitHubEnv() {
+		t.Setenv(k, v)
+	}
+	for k, v := range sb.ExportEnv() {
+		t.Setenv(k, v)
+	}
+	t.Setenv("GITHUB_APP_PRIVATE_KEY_FILE", "")
+	t.Setenv("QUEEN_ALLOW_INSECURE_URLS", "")
+	r := redistest.Start(t)
+	t.Setenv("QUEEN_REDIS_URL", r.URL())
+	claimsServer(t)
+	sb.GitHub.AddDelivery(sandbox.Delivery{GUID: "ping-1", DeliveredAt: time.Now().Add(-time.Minute), StatusCode: 200, Event: "ping"})
+	return sb, r
+}
+
+// reportLines maps each check's name to its line.
+func reportLines(t *testing.T, out string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, l := range lines(out) {
+		f := strings.Fields(l)
+		if len(f) < 3 {
+			t.Fatalf("report line %q: want WORD NAME REASON", l)
+		}
+		m[f[1]] = l
+	}
+	for _, c := range doctorChecks {
+		if _, ok := m[c.name]; !ok {
+			t.Fatalf("the report has no %s line:\n%s", c.name, out)
+		}
+	}
+	return m
+}
+
+func TestDoctorAllOK(t *testing.T) {
+	doctorEnv(t)
+	code, out, errOut := ctl("doctor")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q, report:\n%s", code, errOut, out)
+	}
+	for name, l := range reportLines(t, out) {
+		if !strings.HasPrefix(l, "ok ") {
+			t.Errorf("%s: %q, want ok", name, l)
+		}
+	}
+	if m := reportLines(t, out); !strings.Contains(m["github_app"], sandbox.AppSlug) || !strings.Contains(m["redis"], "noeviction") {
+		t.Errorf("the lines say what they saw:\n%s", out)
+	}
+}
+
+func wrongKey(t *testing.T) string {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
+}
+
+func TestDoctorFailsEachBrokenPartByName(t *testing.T) {
+	sb, r := doctorEnv(t)
+	t.Setenv("GITHUB_APP_PRIVATE_KEY", wrongKey(t))
+	code, out, _ := ctl("doctor")
+	m := reportLines(t, out)
+	if code != 1 || !strings.HasPrefix(m["github_app"], "FAIL") ||
+		!strings.Contains(m["github_app"], "GITHUB_APP_ID") || !strings.Contains(m["github_app"], "GITHUB_APP_PRIVATE_KEY_FILE") {
+		t.Fatalf("a wrong App key: exit %d, report:\n%s\nwant exit 1 and a github_app FAIL naming the variables", code, out)
+	}
+	if !strings.HasPrefix(m["redis"], "ok") || !strings.HasPrefix(m["claims_api"], "ok") {
+		t.Errorf("a wrong key fails only what needs it:\n%s", out)
+	}
+
+	t.Setenv("GITHUB_APP_PRIVATE_KEY", string(sb.GitHub.Key()))
+	sb.GitHub.AddDelivery(sandbox.Delivery{GUID: "pr-9", DeliveredAt: time.Now(), StatusCode: 503, Event: "pull_request", Action: "closed"})
+	t.Setenv("QUEEN_EXPORT_TOKEN", "not-the-export-token-0123")
+	t.Setenv("QUEEN_API_TOKEN", "not-the-claims-token-0123")
+	if err := r.Client().ConfigSet(t.Context(), "maxmemory-policy", "allkeys-lru").Err(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = ctl("doctor")
+	m = reportLines(t, out)
+	for name, want := range map[string]string{
+		"github_app": "ok", "redis": "FAIL", "webhook": "FAIL", "export": "FAIL", "claims_api": "FAIL",
+	} {
+		if !strings.HasPrefix(m[name], want+" ") {
+			t.Errorf("%s: %q, want %s", name, m[name], want)
+		}
+	}
+	for name, says := range map[string]string{
+		"redis": "allkeys-lru", "webhook": "got 503", "export": "QUEEN_EXPORT_TOKEN", "claims_api": "QUEEN_API_TOKEN",
+	} {
+		if !strings.Contains(m[name], says) {
+			t.Errorf("%s: %q does not say %q", name, m[name], says)
+		}
+	}
+	if code != 1 || strings.Contains(out, "not-the-") {
+		t.Errorf("exit %d (want 1); a token in the report?\n%s", code, out)
+	}
+
+	// Unreachable Redis, no export: the export line is skipped, not failed.
+	r.Kill()
+	t.Setenv("QUEEN_EXPORT_URL", "")
+	code, out, _ = ctl("doctor")
+	m = reportLines(t, out)
+	if code != 1 || !strings.HasPrefix(m["redis"], "FAIL") || !strings.Contains(m["redis"], "QUEEN_REDIS_URL") ||
+		!strings.HasPrefix(m["export"], "skip") {
+		t.Errorf("Redis down, no export: exit %d\n%s", code, out)
+	}
+}
+
+func TestDoctorSaysNoDeliveriesAndRefusesBadConfig(t *testing.T) {
+	doctorEnv(t)
+	t.Setenv("GITHUB_APP_ID", "x")
+	code, out, errOut := ctl("doctor")
+	if code != 2 || out != "" || errOut != "queenctl: doctor: GITHUB_APP_ID: must be a positive whole number\n" {
+		t.Fatalf("a bad App id: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if w, d := judgeDeliveries(nil); w != checkFail || !strings.Contains(d, "no delivery") {
+		t.Fatalf("no deliveries: %s %s", w, d)
+	}
+	if code, out, _ := ctl("doctor", "--help"); code != 0 || !strings.Contains(out, "github_app") {
+		t.Fatalf("doctor --help: exit %d\n%s", code, out)
+	}
+}
