@@ -258,3 +258,26 @@ func withStatus(e sandbox.Exchange, status int) sandbox.Exchange {
 	e.Status = status
 	return e
 }
+
+// TestContractEverySandboxRouteIsDocumented: each REST route the sandbox
+// serves is an operation of the vendored description, so tools/contract's
+// list and the sandbox stay in step (GraphQL is the schema's).
+func TestContractEverySandboxRouteIsDocumented(t *testing.T) {
+	spec, err := contract.LoadREST()
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := []string{sandbox.RouteApp, sandbox.RouteMint, sandbox.RouteInstallations, sandbox.RouteRepos,
+		sandbox.RouteListPulls, sandbox.RouteCreatePull, sandbox.RouteDeliveries, sandbox.RouteRedeliver,
+		sandbox.RouteBranch, sandbox.RouteRef, sandbox.RouteIssue,
+		"GET /repos/{owner}/{repo}"} // the route renames answer 301 on, being added
+	sample := strings.NewReplacer("{owner}", "hive", "{repo}", "t27", "{id}", "7", "{number}", "5",
+		"{branch...}", "queen-5")
+	for _, r := range routes {
+		method, path, _ := strings.Cut(r, " ")
+		e := sandbox.Exchange{Method: method, Path: sample.Replace(path)}
+		if _, err := spec.Operation(e); err != nil {
+			t.Errorf("sandbox route %s: %v", r, err)
+		}
+	}
+}

@@ -54,6 +54,7 @@ var operations = []Operation{
 	{"GET", "/repos/{owner}/{repo}/branches/{branch}"},             // sandbox RouteBranch
 	{"GET", "/repos/{owner}/{repo}/git/ref/{ref}"},                 // Git.GetRef
 	{"GET", "/repos/{owner}/{repo}/issues/{issue_number}"},         // Issues.Get
+	{"GET", "/repos/{owner}/{repo}"},                               // sandbox RouteRepo (renames)
 }
 
 // webhooks are the webhooks (event-action keys of @octokit/openapi-webhooks)
