@@ -33,6 +33,7 @@ const (
 	RouteBranch        = "GET /repos/{owner}/{repo}/branches/{branch...}"
 	RouteRef           = "GET /repos/{owner}/{repo}/git/ref/heads/{branch...}"
 	RouteIssue         = "GET /repos/{owner}/{repo}/issues/{number}"
+	RouteRepo          = "GET /repos/{owner}/{repo}"
 )
 
 // SecondaryRateLimitDocs is the documentation_url GitHub sends with a
@@ -143,6 +144,7 @@ type GitHub struct {
 	remaining     int
 	legacyTokens  bool
 	resourceLimit int // aliases a GraphQL query may hold; 0: no limit
+	moved         moves
 }
 
 // NewGitHub starts a GitHub stand-in on a loopback port. It generates an
@@ -164,6 +166,7 @@ func NewGitHub() (*GitHub, error) {
 		issues:        map[string]map[int]issue{},
 		branches:      map[string]map[string]string{},
 		remotes:       map[string]*Remote{},
+		moved:         moves{to: map[string]string{}, ids: map[string]int64{}},
 		numbers:       map[string]int{},
 		nextDelivery:  1000,
 		redeliverCode: http.StatusOK,
@@ -555,6 +558,10 @@ func (s *GitHub) Mints() int {
 
 func (s *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	if s.redirectMoved(w, r) {
+		return
+	}
+	s.byID(r)
 	_, pattern := s.mux.Handler(r)
 	s.mu.Lock()
 	s.counts[pattern]++
@@ -610,6 +617,9 @@ func (s *GitHub) routes() {
 	s.mux.HandleFunc(RouteBranch, s.repo(s.getBranch))
 	s.mux.HandleFunc(RouteRef, s.repo(s.getRef))
 	s.mux.HandleFunc(RouteIssue, s.repo(s.getIssue))
+	s.mux.HandleFunc(RouteRepo, s.repo(func(w http.ResponseWriter, r *http.Request, repo string) {
+		writeJSON(w, http.StatusOK, s.repoJSON(repo))
+	}))
 	s.mux.HandleFunc(RouteGraphQL, s.inst(s.graphql))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { notFound(w) })
 }
@@ -792,11 +802,7 @@ func (s *GitHub) listRepos(w http.ResponseWriter, r *http.Request, in *installat
 
 func (s *GitHub) repoJSON(full string) map[string]any {
 	owner, name := ghrepo.Split(full)
-	var id int64
-	for _, c := range strings.ToLower(full) {
-		id = id*31 + int64(c)
-	}
-	id &= 1<<40 - 1
+	id := s.repoID(full)
 	return repoShape(map[string]any{
 		"id":             id,
 		"node_id":        "R_" + strconv.FormatInt(id, 36),

@@ -83,3 +83,45 @@ func TestEveryAnswerCarriesRateLimitHeaders(t *testing.T) {
 	}
 	check("graphql primary", resp, "graphql")
 }
+
+// A renamed repository's old name answers as GitHub's does: REST 301 (307
+// for a write) to /repositories/{id}/..., which serves it; GraphQL resolves
+// the old name and names the new one.
+func TestRenamedRepositoryRedirects(t *testing.T) {
+	s := githubtest.New(t)
+	s.AddInstallation(1, "hive", "hive/t27")
+	s.AddPR("hive/t27", githubtest.PR{HeadRef: "queen-1", HeadRepo: "hive/t27", State: "closed"})
+	tok := mint(t, s, 1)
+	s.RenameRepo("hive/t27", "bees/t28")
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for method, want := range map[string]int{"GET": http.StatusMovedPermanently, "POST": http.StatusTemporaryRedirect} {
+		req, _ := http.NewRequest(method, s.URL()+"repos/hive/t27/pulls?state=all", nil)
+		req.Header.Set("Authorization", tok)
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if loc := resp.Header.Get("Location"); resp.StatusCode != want || !regexp.MustCompile(`/repositories/\d+/pulls\?state=all$`).MatchString(loc) {
+			t.Errorf("%s old name: %d Location %q, want %d to /repositories/{id}/pulls", method, resp.StatusCode, loc, want)
+		}
+	}
+	resp, _, list := do(t, "GET", s.URL()+"repos/hive/t27/pulls?state=all", tok, nil)
+	if resp.StatusCode != http.StatusOK || len(list) != 1 {
+		t.Fatalf("following the redirect: %d %v", resp.StatusCode, list)
+	}
+	pr := list[0].(map[string]any)
+	head := pr["head"].(map[string]any)["repo"].(map[string]any)
+	base := pr["base"].(map[string]any)["repo"].(map[string]any)
+	if head["full_name"] != "bees/t28" || head["id"] != base["id"] {
+		t.Errorf("head repo %v, base repo %v: want the new name and one id", head["full_name"], base["full_name"])
+	}
+	_, obj, _ := do(t, "POST", s.GraphQLURL(), tok, map[string]any{
+		"query": `query($owner:String!,$name:String!,$h0:String!) { repository(owner:$owner,name:$name) {` +
+			` b0: pullRequests(headRefName:$h0, states:[OPEN,CLOSED,MERGED], first:100) { nodes { number headRepository { nameWithOwner } isCrossRepository } pageInfo { hasNextPage } } } }`,
+		"variables": map[string]string{"owner": "hive", "name": "t27", "h0": "queen-1"},
+	})
+	if got := fmt.Sprint(obj["data"]); !strings.Contains(got, "nameWithOwner:bees/t28") || !strings.Contains(got, "isCrossRepository:false") {
+		t.Errorf("GraphQL by the old name: %v", obj)
+	}
+}

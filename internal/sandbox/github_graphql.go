@@ -19,6 +19,7 @@ var (
 	reStates   = regexp.MustCompile(`states\s*:\s*\[([^\]]*)\]`)
 	reCreated  = regexp.MustCompile(`\bcreatedAt\b`)
 	reHeadOid  = regexp.MustCompile(`\bheadRefOid\b`)
+	reCross    = regexp.MustCompile(`\bisCrossRepository\b`)
 )
 
 // ResourceLimitMessage is the error of a query past GitHub's resource
@@ -81,9 +82,13 @@ func (s *GitHub) graphql(w http.ResponseWriter, r *http.Request, in *installatio
 		fail("Variable $owner or $name of type String! was not provided.")
 		return
 	}
+	asked := owner + "/" + name
+	if to, ok := s.movedTo(asked); ok {
+		asked = to // GraphQL follows a rename or transfer
+	}
 	repo := ""
 	for _, full := range in.repos {
-		if strings.EqualFold(full, owner+"/"+name) {
+		if strings.EqualFold(full, asked) {
 			repo = full
 		}
 	}
@@ -119,6 +124,7 @@ func (s *GitHub) graphql(w http.ResponseWriter, r *http.Request, in *installatio
 		return
 	}
 	created, headOid := reCreated.MatchString(req.Query), reHeadOid.MatchString(req.Query)
+	cross, baseID := reCross.MatchString(req.Query), s.repoID(repo)
 	data := map[string]any{}
 	var errs []any
 	for _, a := range aliases {
@@ -189,6 +195,9 @@ func (s *GitHub) graphql(w http.ResponseWriter, r *http.Request, in *installatio
 			}
 			if headOid {
 				node["headRefOid"] = p.HeadSHA
+			}
+			if cross {
+				node["isCrossRepository"] = p.HeadRepo == "" || s.repoID(p.HeadRepo) != baseID
 			}
 			nodes = append(nodes, node)
 		}
