@@ -43,6 +43,11 @@ func (p PR) Pull() dispatch.PR {
 // decides nothing.
 var errNoAttemptFacts = errors.New("a pull request without its head commit or creation time")
 
+// errNoHeadRepository: a PR listed without what tells a fork's from the
+// base repository's (isCrossRepository; REST's head and base repository
+// ids) cannot be counted or dropped.
+var errNoHeadRepository = errors.New("a pull request without its head and base repository ids")
+
 // ListBranchPRs lists every PR, in any state, whose head is branch of
 // owner/repo itself: GET /repos/{o}/{r}/pulls?head=owner:branch&state=all,
 // all pages. PRs from forks (or a deleted fork: a null head repository) are
@@ -59,7 +64,6 @@ func (a *App) ListBranchPRs(ctx context.Context, installationID int64, owner, re
 		Head:        owner + ":" + branch,
 		ListOptions: github.ListOptions{PerPage: 100},
 	}
-	full := owner + "/" + repo
 	var out []PR
 	for page := 1; ; page++ {
 		if page > maxPages {
@@ -69,9 +73,30 @@ func (a *App) ListBranchPRs(ctx context.Context, installationID int64, owner, re
 		if err != nil {
 			return nil, fail(op, err)
 		}
+		if page == 1 {
+			// A transferred repository's PRs are headed by its new owner:
+			// the old owner's head filter matches none of them.
+			to, err := a.transferredTo(ctx, in, owner, resp)
+			if err != nil {
+				return nil, fail(op, err)
+			}
+			if to != "" {
+				o, r := ghrepo.Split(to)
+				return a.ListBranchPRs(ctx, installationID, o, r, branch)
+			}
+		}
 		for _, p := range prs {
 			head := p.GetHead()
-			if head == nil || head.GetRef() != branch || head.Repo == nil || !ghrepo.Same(head.Repo.GetFullName(), full) {
+			if head == nil || head.GetRef() != branch || head.Repo == nil {
+				continue // a deleted fork's
+			}
+			// A fork's PR by id, never by name: a renamed or transferred
+			// repository's PRs name it by its new name.
+			base := p.GetBase().GetRepo().GetID()
+			if head.Repo.GetID() == 0 || base == 0 {
+				return nil, fail(op, badAnswer(fmt.Errorf("#%d: %w", p.GetNumber(), errNoHeadRepository)))
+			}
+			if head.Repo.GetID() != base {
 				continue
 			}
 			if head.GetSHA() == "" || p.GetCreatedAt().IsZero() {
@@ -93,6 +118,32 @@ func (a *App) ListBranchPRs(ctx context.Context, installationID int64, owner, re
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
 	return out, nil
+}
+
+// transferredTo is the repository's new full name when GitHub redirected a
+// request for it (a rename or transfer answers 301 to /repositories/{id})
+// to a repository of another owner than owner; "" when it did not.
+func (a *App) transferredTo(ctx context.Context, in *installation, owner string, resp *github.Response) (string, error) {
+	if resp == nil || resp.Response == nil || resp.Request == nil {
+		return "", nil
+	}
+	_, rest, ok := strings.Cut(resp.Request.URL.Path, "/repositories/")
+	if !ok {
+		return "", nil
+	}
+	idText, _, _ := strings.Cut(rest, "/")
+	id, err := strconv.ParseInt(idText, 10, 64)
+	if err != nil {
+		return "", nil
+	}
+	r, _, err := in.gh.Repositories.GetByID(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if strings.EqualFold(r.GetOwner().GetLogin(), owner) || r.GetFullName() == "" {
+		return "", nil // renamed only: the head filter still holds
+	}
+	return r.GetFullName(), nil
 }
 
 // PRsForBranch reads the PR state of branch: counts of open, merged and
@@ -167,6 +218,7 @@ type gqlConnection struct {
 		HeadRepository *struct {
 			NameWithOwner string `json:"nameWithOwner"`
 		} `json:"headRepository"`
+		IsCrossRepository *bool `json:"isCrossRepository"`
 	} `json:"nodes"`
 	PageInfo struct {
 		HasNextPage bool `json:"hasNextPage"`
@@ -191,7 +243,7 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 	q.WriteString(") { repository(owner:$owner,name:$name) {")
 	for i := range chunk {
 		fmt.Fprintf(&q, " b%d: pullRequests(headRefName:$h%d, states:[OPEN,CLOSED,MERGED], first:%d) {"+
-			" nodes { number state mergedAt createdAt headRefOid headRepository { nameWithOwner } } pageInfo { hasNextPage } }", i, i, graphQLBatch)
+			" nodes { number state mergedAt createdAt headRefOid headRepository { nameWithOwner } isCrossRepository } pageInfo { hasNextPage } }", i, i, graphQLBatch)
 	}
 	q.WriteString(" } }")
 
@@ -315,7 +367,14 @@ func readBatch(op, full string, chunk []string, body io.Reader, h http.Header, s
 		var prs []PR
 		var bad error
 		for _, n := range conn.Nodes {
-			if n.HeadRepository == nil || !ghrepo.Same(n.HeadRepository.NameWithOwner, full) {
+			if n.IsCrossRepository == nil {
+				bad = fmt.Errorf("#%d: %w", n.Number, errNoHeadRepository)
+				break
+			}
+			// A fork's PR, or a deleted fork's. Never by name: after a
+			// rename or transfer GraphQL names the new repository, and
+			// every PR was dropped as a fork.
+			if *n.IsCrossRepository || n.HeadRepository == nil {
 				continue
 			}
 			if n.HeadRefOid == "" || n.CreatedAt == nil || n.CreatedAt.IsZero() {
