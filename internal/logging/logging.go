@@ -22,9 +22,12 @@ const Redacted = redact.Mask
 
 // New is a JSON logger writing to w with service set on every line; no
 // line carries any of secrets, a piece of one, or a credential-shaped
-// value (redact.Handler). Empty secrets are ignored.
+// value (redact.Handler). Empty secrets are ignored. go-redis's and
+// asynq's warnings come in bursts: the first line, a summary a minute and
+// one at the end (BurstQuiet, BurstEvery).
 func New(w io.Writer, service string, secrets ...string) *slog.Logger {
-	return slog.New(redact.Handler(slog.NewJSONHandler(w, nil), secrets...)).With("service", service)
+	return slog.New(limitBursts(redact.Handler(slog.NewJSONHandler(w, nil), secrets...), BurstQuiet, BurstEvery)).
+		With("service", service)
 }
 
 // Setup is New, and makes it go-redis's logger too: go-redis logs through
