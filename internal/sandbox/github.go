@@ -1114,7 +1114,11 @@ func (s *GitHub) redeliver(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if orig == nil {
-		notFound(w)
+		// GitHub documents 400 and 422 for this route, never 404.
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{
+			"message": "Validation Failed", "errors": []any{map[string]any{"resource": "HookDelivery", "field": "id", "code": "invalid"}},
+			"documentation_url": "https://docs.github.com/rest/apps/webhooks#redeliver-a-delivery-for-an-app-webhook",
+		})
 		return
 	}
 	s.redelivered = append(s.redelivered, id)

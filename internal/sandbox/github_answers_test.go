@@ -125,3 +125,12 @@ func TestRenamedRepositoryRedirects(t *testing.T) {
 		t.Errorf("GraphQL by the old name: %v", obj)
 	}
 }
+
+// Redelivering an unknown delivery answers 422, as documented, never 404.
+func TestRedeliverUnknownIsValidationFailed(t *testing.T) {
+	s := githubtest.New(t)
+	resp, obj, _ := do(t, "POST", s.URL()+"app/hook/deliveries/999999/attempts", "Bearer "+jwtFor(t, s.Key(), "RS256", s.AppID()), nil)
+	if resp.StatusCode != http.StatusUnprocessableEntity || obj["message"] != "Validation Failed" {
+		t.Fatalf("unknown delivery: %d %v, want 422 Validation Failed", resp.StatusCode, obj)
+	}
+}
