@@ -11,7 +11,7 @@ import (
 
 // checkContract holds every request the built binaries sent the sandbox
 // GitHub since gh.Record, and every answer, to GitHub's published
-// contracts: GraphQL queries to the schema, REST requests to a documented
+// contracts: GraphQL queries and answers to the schema, REST requests to a documented
 // operation and answers to its documented response.
 func checkContract(t *testing.T, gh *githubtest.Server) (graphql, rest int) {
 	t.Helper()
@@ -36,6 +36,9 @@ func checkContract(t *testing.T, gh *githubtest.Server) (graphql, rest int) {
 			}
 			if err := schema.Validate(q.Query, q.Variables); err != nil {
 				t.Errorf("GraphQL query: %v", err)
+			}
+			if err := schema.ValidateAnswer(q.Query, e.RespBody); err != nil {
+				t.Errorf("GraphQL answer: %v", err)
 			}
 			continue
 		}

@@ -408,3 +408,143 @@ func checkEventHeaders(h http.Header) error {
 	}
 	return nil
 }
+
+// ValidateAnswer checks GraphQL's answer to query as GitHub's server would
+// shape it: under data, exactly the fields asked for (by alias), each of
+// its schema type (enum values, scalars, lists, non-null). An answer with
+// errors may hold null anywhere, as GitHub nulls what errored.
+func (g *GraphQL) ValidateAnswer(query string, answer []byte) error {
+	doc, err := parser.ParseQuery(&ast.Source{Name: "query", Input: query})
+	if err != nil {
+		return fmt.Errorf("graphql: %w", err)
+	}
+	if errs := validator.Validate(g.schema, doc); len(errs) > 0 {
+		return fmt.Errorf("graphql: %w", errs)
+	}
+	var a struct {
+		Data   map[string]any `json:"data"`
+		Errors []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(answer, &a); err != nil {
+		return fmt.Errorf("graphql answer: %w", err)
+	}
+	for i, e := range a.Errors {
+		if e.Message == "" {
+			return fmt.Errorf("graphql answer: errors[%d] has no message", i)
+		}
+	}
+	if a.Data == nil {
+		if len(a.Errors) == 0 {
+			return errors.New("graphql answer: neither data nor errors")
+		}
+		return nil
+	}
+	c := answerCheck{schema: g.schema, lenient: len(a.Errors) > 0}
+	return c.selection(doc.Operations[0].SelectionSet, a.Data, "data")
+}
+
+type answerCheck struct {
+	schema  *ast.Schema
+	lenient bool // errors were answered: any value may be null
+}
+
+func (c answerCheck) selection(set ast.SelectionSet, obj map[string]any, path string) error {
+	asked := map[string]bool{}
+	var fields []*ast.Field
+	var collect func(ast.SelectionSet)
+	collect = func(set ast.SelectionSet) {
+		for _, s := range set {
+			switch s := s.(type) {
+			case *ast.Field:
+				fields = append(fields, s)
+			case *ast.InlineFragment:
+				collect(s.SelectionSet)
+			case *ast.FragmentSpread:
+				if s.Definition != nil {
+					collect(s.Definition.SelectionSet)
+				}
+			}
+		}
+	}
+	collect(set)
+	for _, f := range fields {
+		key := f.Alias
+		if key == "" {
+			key = f.Name
+		}
+		asked[key] = true
+		v, ok := obj[key]
+		if !ok {
+			if c.lenient {
+				continue
+			}
+			return fmt.Errorf("graphql answer: %s.%s missing", path, key)
+		}
+		if err := c.value(f.Definition.Type, f.SelectionSet, v, path+"."+key); err != nil {
+			return err
+		}
+	}
+	for k := range obj {
+		if !asked[k] {
+			return fmt.Errorf("graphql answer: %s.%s was not asked for", path, k)
+		}
+	}
+	return nil
+}
+
+func (c answerCheck) value(t *ast.Type, set ast.SelectionSet, v any, path string) error {
+	if v == nil {
+		if t.NonNull && !c.lenient {
+			return fmt.Errorf("graphql answer: %s is null, type %s", path, t)
+		}
+		return nil
+	}
+	if t.Elem != nil {
+		list, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("graphql answer: %s is not a list (%s)", path, t)
+		}
+		for i, x := range list {
+			if err := c.value(t.Elem, set, x, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	def := c.schema.Types[t.NamedType]
+	if def == nil {
+		return fmt.Errorf("graphql answer: %s: unknown type %s", path, t.NamedType)
+	}
+	switch def.Kind {
+	case ast.Enum:
+		s, ok := v.(string)
+		if !ok || def.EnumValues.ForName(s) == nil {
+			return fmt.Errorf("graphql answer: %s = %v is not a %s", path, v, def.Name)
+		}
+	case ast.Scalar:
+		ok := false
+		switch def.Name {
+		case "Int":
+			n, isNum := v.(float64)
+			ok = isNum && n == float64(int64(n))
+		case "Float":
+			_, ok = v.(float64)
+		case "Boolean":
+			_, ok = v.(bool)
+		default: // String, ID and GitHub's scalars (DateTime, URI, GitObjectID, ...) are strings
+			_, ok = v.(string)
+		}
+		if !ok {
+			return fmt.Errorf("graphql answer: %s = %v is not a %s", path, v, def.Name)
+		}
+	default:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("graphql answer: %s is not an object (%s)", path, def.Name)
+		}
+		return c.selection(set, obj, path)
+	}
+	return nil
+}

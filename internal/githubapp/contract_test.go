@@ -12,10 +12,11 @@ import (
 	"github.com/queen-app/queen-app/internal/sandbox"
 )
 
-// gqlRequest is a recorded GraphQL request's body.
+// gqlRequest is a recorded GraphQL request's body, and the answer.
 type gqlRequest struct {
 	Query     string         `json:"query"`
 	Variables map[string]any `json:"variables"`
+	answer    []byte
 }
 
 func graphqlRequests(t *testing.T, ex []sandbox.Exchange) []gqlRequest {
@@ -29,6 +30,7 @@ func graphqlRequests(t *testing.T, ex []sandbox.Exchange) []gqlRequest {
 		if err := json.Unmarshal(e.Body, &r); err != nil {
 			t.Fatalf("GraphQL request body: %v", err)
 		}
+		r.answer = e.RespBody
 		out = append(out, r)
 	}
 	return out
@@ -44,7 +46,8 @@ func branches(n int) []string {
 
 // TestContractGraphQLQueriesValidate: every query BatchPRStates sends, for
 // 1, 2, 100 and 101 branches and with a branch past one page, validates
-// with its variables against GitHub's published schema.
+// with its variables against GitHub's published schema, and the sandbox's
+// answer has the shape the schema gives it.
 func TestContractGraphQLQueriesValidate(t *testing.T) {
 	schema, err := contract.LoadGraphQL()
 	if err != nil {
@@ -70,6 +73,9 @@ func TestContractGraphQLQueriesValidate(t *testing.T) {
 	for i, r := range reqs {
 		if err := schema.Validate(r.Query, r.Variables); err != nil {
 			t.Errorf("query %d (%d variables): %v", i, len(r.Variables), err)
+		}
+		if err := schema.ValidateAnswer(r.Query, r.answer); err != nil {
+			t.Errorf("answer %d: %v", i, err)
 		}
 	}
 }
@@ -120,6 +126,23 @@ func TestContractGraphQLRefusesBrokenQueries(t *testing.T) {
 	for name, c := range cases {
 		if err := schema.Validate(c.query, c.vars); err == nil {
 			t.Errorf("%s: the broken query passed", name)
+		}
+	}
+
+	// And the answer check: the sandbox's answer passes, broken ones fail.
+	if err := schema.ValidateAnswer(good.Query, good.answer); err != nil {
+		t.Fatalf("the unbroken answer is refused: %v", err)
+	}
+	answers := map[string]string{
+		"bad enum value":   `{"data":{"repository":{"b0":{"nodes":[{"number":1,"state":"DONE","mergedAt":null,"createdAt":"2026-01-01T00:00:00Z","headRefOid":"a","headRepository":null}],"pageInfo":{"hasNextPage":false}},"b1":{"nodes":[],"pageInfo":{"hasNextPage":false}}}}}`,
+		"number a string":  `{"data":{"repository":{"b0":{"nodes":[{"number":"1","state":"OPEN","mergedAt":null,"createdAt":"2026-01-01T00:00:00Z","headRefOid":"a","headRepository":null}],"pageInfo":{"hasNextPage":false}},"b1":{"nodes":[],"pageInfo":{"hasNextPage":false}}}}}`,
+		"pageInfo missing": `{"data":{"repository":{"b0":{"nodes":[]},"b1":{"nodes":[],"pageInfo":{"hasNextPage":false}}}}}`,
+		"field not asked":  `{"data":{"repository":{"b0":{"nodes":[],"pageInfo":{"hasNextPage":false},"totalCount":0},"b1":{"nodes":[],"pageInfo":{"hasNextPage":false}}}}}`,
+		"null non-null":    `{"data":{"repository":{"b0":{"nodes":[],"pageInfo":null},"b1":{"nodes":[],"pageInfo":{"hasNextPage":false}}}}}`,
+	}
+	for name, a := range answers {
+		if err := schema.ValidateAnswer(good.Query, []byte(a)); err == nil {
+			t.Errorf("answer %s: passed", name)
 		}
 	}
 }
