@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/queen-app/queen-app/internal/contract"
+	"github.com/queen-app/queen-app/internal/githubtest"
 	"github.com/queen-app/queen-app/internal/sandbox"
 )
 
@@ -109,7 +110,7 @@ func TestContractPayloadFixturesValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := filepath.Join(contract.Dir(), "..", "github-payloads")
+	root := githubtest.PayloadsDir(t)
 	files, err := filepath.Glob(filepath.Join(root, "*", "*.json"))
 	if err != nil || len(files) < 8 {
 		t.Fatalf("payload fixtures: %d files, %v", len(files), err)
