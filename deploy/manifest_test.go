@@ -29,6 +29,7 @@ var endpointPermissions = []struct {
 	perm  string // "" for calls made with the App JWT, which need no installation permission
 	level string
 }{
+	{`^GET /app$`, "", ""},
 	{`^GET /app/installations$`, "", ""},
 	{`^GET /app/hook/deliveries$`, "", ""},
 	{`^POST /app/hook/deliveries/\{\}/attempts$`, "", ""},
