@@ -18,6 +18,12 @@ type Source interface {
 	InstallationRepos(ctx context.Context, installationID int64) ([]githubapp.Repo, error)
 }
 
+// mover is a Source that can tell where a repository moved
+// (*githubapp.App).
+type mover interface {
+	MovedTo(ctx context.Context, installationID int64, full string) (string, error)
+}
+
 // Sync makes reg what src lists: every installation with its repositories
 // and suspended flag. A suspended installation cannot list its repositories
 // (it mints no token), so it keeps the ones reg already knows. When the list
@@ -61,6 +67,13 @@ func Sync(ctx context.Context, src Source, reg *Registry) error {
 				inst.Repos = append(inst.Repos, r.FullName)
 			}
 		}
+		if m, ok := src.(mover); ok {
+			old, err := movedNames(ctx, m, in.ID, byID[in.ID], inst.Repos)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("installation %d: %w", in.ID, err))
+			}
+			inst.Repos = append(inst.Repos, old...)
+		}
 		insts = append(insts, inst)
 	}
 	if err := ctx.Err(); err != nil {
@@ -73,6 +86,38 @@ func Sync(ctx context.Context, src Source, reg *Registry) error {
 		return fmt.Errorf("installs: sync: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// movedNames are the names of known that GitHub lists no more but still
+// redirects to a repository of listed: a renamed or transferred
+// repository's rows stay under the name they were written with and are read
+// through GitHub's redirect, so the name stays installed. A name whose
+// answer failed stays too, and the error says the sync is incomplete.
+func movedNames(ctx context.Context, m mover, id int64, known, listed []string) ([]string, error) {
+	in := func(name string, names []string) bool {
+		for _, n := range names {
+			if ghrepo.Same(n, name) {
+				return true
+			}
+		}
+		return false
+	}
+	var keep []string
+	var errs []error
+	for _, old := range known {
+		if in(old, listed) {
+			continue
+		}
+		to, err := m.MovedTo(ctx, id, old)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+			keep = append(keep, old)
+		case to != "" && !ghrepo.Same(to, old) && in(to, listed):
+			keep = append(keep, old)
+		}
+	}
+	return keep, errors.Join(errs...)
 }
 
 // SyncUntilDone runs Sync until it completes once, backing off while GitHub

@@ -4,11 +4,13 @@ import (
 	"testing"
 
 	"github.com/queen-app/queen-app/internal/githubtest"
+	"github.com/queen-app/queen-app/internal/tasks"
 )
 
 // A repository renamed on GitHub is still read under the name its rows
-// were written with (REST follows GitHub's redirect): its merged and closed
-// PRs still count, and the export sees the branch's PR and opens no second
+// were written with (REST follows GitHub's redirect, GraphQL the rename,
+// the installation sync keeps the old name): its merged and closed PRs still
+// count, and the export sees the branch's PR and opens no second
 // one (every PR was dropped as a fork's when names were compared).
 func TestRenamedRepositoryKeepsItsPRsAndOpensNoSecondPR(t *testing.T) {
 	const renamed = "queen/t27-renamed"
@@ -37,10 +39,10 @@ func TestRenamedRepositoryKeepsItsPRsAndOpensNoSecondPR(t *testing.T) {
 	if e2.PRs == nil || e2.PRs.ClosedUnmerged != 1 || e2.Freed == nil {
 		t.Fatalf("#6 after the rename: prs %+v, freed %+v; want its closed PR counted and the row freed", e2.PRs, e2.Freed)
 	}
-	for i := int64(7); i <= 8; i++ {
-		if err := e.w.Reevaluate(e.ctx, reevaluateTask(t, i, "d-7", "closed", 0)); err != nil {
-			t.Fatal(err)
-		}
+	// The sweep syncs the installation first: GitHub lists the new name,
+	// the old one stays installed and its rows are read together (GraphQL).
+	if err := e.w.Sweep(e.ctx, tasks.NewSweep()); err != nil {
+		t.Fatal(err)
 	}
 	if r := e.get(7); r.PRs == nil || r.PRs.Merged != 1 {
 		t.Fatalf("#7 after the rename: prs %+v, want its merged PR counted", r.PRs)
