@@ -237,11 +237,12 @@ func TestContractRESTCheckRefusesBrokenRequestsAndAnswers(t *testing.T) {
 		}
 	}
 	answers := map[string]sandbox.Exchange{
-		"no object":          withBody(ref, strings.Replace(gitRef, `"object"`, `"target"`, 1)),
-		"sha not a string":   withBody(ref, strings.Replace(gitRef, `"sha":"cccccccccccccccccccccccccccccccccccccccc"`, `"sha":7`, 1)),
-		"undocumented 418":   withStatus(ref, 418),
-		"not JSON":           withBody(ref, "ref: heads/queen-5"),
-		"success as a error": withStatus(withBody(ref, `{"message":"Not Found"}`), 200),
+		"no object":            withBody(ref, strings.Replace(gitRef, `"object"`, `"target"`, 1)),
+		"sha not a string":     withBody(ref, strings.Replace(gitRef, `"sha":"cccccccccccccccccccccccccccccccccccccccc"`, `"sha":7`, 1)),
+		"undocumented 418":     withStatus(ref, 418),
+		"301 without Location": withStatus(ref, 301),
+		"not JSON":             withBody(ref, "ref: heads/queen-5"),
+		"success as a error":   withStatus(withBody(ref, `{"message":"Not Found"}`), 200),
 	}
 	for name, e := range answers {
 		if err := spec.CheckResponse(e); err == nil {

@@ -618,7 +618,7 @@ func (s *GitHub) routes() {
 	s.mux.HandleFunc(RouteRef, s.repo(s.getRef))
 	s.mux.HandleFunc(RouteIssue, s.repo(s.getIssue))
 	s.mux.HandleFunc(RouteRepo, s.repo(func(w http.ResponseWriter, r *http.Request, repo string) {
-		writeJSON(w, http.StatusOK, s.repoJSON(repo))
+		writeJSON(w, http.StatusOK, fullRepoShape(s.repoJSON(repo)))
 	}))
 	s.mux.HandleFunc(RouteGraphQL, s.inst(s.graphql))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { notFound(w) })

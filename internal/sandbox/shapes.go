@@ -88,6 +88,12 @@ func repoShape(m map[string]any) map[string]any {
 	return fill(m, d)
 }
 
+// fullRepoShape completes one repository's own answer ("full-repository"):
+// repoShape and the counts lists leave out.
+func fullRepoShape(m map[string]any) map[string]any {
+	return fill(repoShape(m), map[string]any{"network_count": 0, "subscribers_count": 0})
+}
+
 // prShape completes a pull request ("pull-request-simple", "pull-request"
 // and the webhooks' form).
 func prShape(m map[string]any) map[string]any {
