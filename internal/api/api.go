@@ -55,9 +55,11 @@ type Config struct {
 	// ExportRepo is QUEEN_EXPORT_REPO, the one repository whose rows an
 	// export push may name; "" refuses every push request.
 	ExportRepo string
-	// Starting reports, while the process waits for Redis and the ledger's
-	// migration, an authenticated request's 503; nil is never.
-	Starting func() bool
+	// Started waits until the process's start-up (Redis, the ledger's
+	// migration) is complete, false when ctx ends first: an authenticated
+	// request waits for it up to redisavail.Budget, then gets a 503. nil
+	// is started.
+	Started func(ctx context.Context) bool
 }
 
 // Enqueuer stores a task, treating an existing task id as success;
@@ -78,7 +80,7 @@ type server struct {
 	requests    *prometheus.CounterVec
 	inFlight    serve.Limiter
 	auth        *authGuard
-	starting    func() bool
+	started     func(ctx context.Context) bool
 	mux         *http.ServeMux
 }
 
@@ -105,7 +107,7 @@ func New(cfg Config) (http.Handler, error) {
 		log:         cfg.Logger,
 		inFlight:    serve.NewLimiter(MaxInFlight),
 		auth:        newAuthGuard(),
-		starting:    cfg.Starting,
+		started:     cfg.Started,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -261,7 +263,7 @@ func (s *server) serve(w *responseWriter, r *http.Request) {
 		return
 	}
 	s.auth.succeeded(addr)
-	if s.starting != nil && s.starting() {
+	if !s.waitStarted(r.Context()) {
 		w.route = "starting"
 		w.Header().Set("Retry-After", "5")
 		w.fail(http.StatusServiceUnavailable, "starting: waiting for Redis and the ledger's migration", "")
@@ -315,4 +317,14 @@ func (s *server) bind(r *http.Request) (*request, error) {
 		req.source = src
 	}
 	return req, nil
+}
+
+// waitStarted waits for the start-up up to redisavail.Budget.
+func (s *server) waitStarted(ctx context.Context) bool {
+	if s.started == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, redisavail.Budget)
+	defer cancel()
+	return s.started(ctx)
 }

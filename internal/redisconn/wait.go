@@ -3,6 +3,7 @@ package redisconn
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
@@ -23,18 +24,38 @@ func WaitReady(ctx context.Context, rdb redis.UniversalClient, s *Spec, log *slo
 
 // Startup is a server's start-up that waits for Redis (WaitReady, the
 // ledger's migration) behind open listeners: /readyz's check says
-// "starting" until Done.
-type Startup struct{ done atomic.Bool }
+// "starting" until Done, and Wait holds a request until then.
+type Startup struct {
+	once sync.Once
+	ch   chan struct{}
+	done atomic.Bool
+}
+
+func (s *Startup) closed() chan struct{} {
+	s.once.Do(func() { s.ch = make(chan struct{}) })
+	return s.ch
+}
 
 // Done marks the start-up complete.
-func (s *Startup) Done() { s.done.Store(true) }
+func (s *Startup) Done() {
+	if s.done.CompareAndSwap(false, true) {
+		close(s.closed())
+	}
+}
 
-// Starting reports whether the start-up is still waiting.
-func (s *Startup) Starting() bool { return !s.done.Load() }
+// Wait waits until the start-up is complete, false if ctx ends first.
+func (s *Startup) Wait(ctx context.Context) bool {
+	select {
+	case <-s.closed():
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
 
 // Check is the /readyz check of the start-up.
 func (s *Startup) Check(context.Context) error {
-	if s.Starting() {
+	if !s.done.Load() {
 		return errStarting
 	}
 	return nil

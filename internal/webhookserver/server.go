@@ -99,7 +99,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 		Ledger: led,
 		Token:  cfg.APIToken, ReviewFirst: cfg.ReviewFirst, Logger: log, Registerer: reg,
 		Enqueuer: tasks.NewEnqueuer(client, insp), ExportWorkers: export.Workers{RDB: rdb},
-		ExportRepo: cfg.ExportRepo, Starting: migrated.Starting,
+		ExportRepo: cfg.ExportRepo, Started: migrated.Wait,
 	})
 	if err != nil {
 		return err
