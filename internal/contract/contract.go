@@ -264,8 +264,14 @@ func (r *REST) CheckResponse(e sandbox.Exchange) error {
 		return err
 	}
 	req, _ := request(e)
+	if err := rateHeaders(e.RespHeader); err != nil {
+		return fmt.Errorf("%s: answer: %w", describe(e), err)
+	}
 	if route.Operation.Responses.Status(e.Status) == nil {
 		if repoRedirect(route, e) {
+			return nil
+		}
+		if rateLimited(e) {
 			return nil
 		}
 		return fmt.Errorf("%s: status %d is not documented", describe(e), e.Status)
@@ -294,6 +300,34 @@ func repoRedirect(route *routers.Route, e sandbox.Exchange) bool {
 		return false
 	}
 	return strings.HasPrefix(route.Path, "/repos/{owner}/{repo}") && e.RespHeader.Get("Location") != ""
+}
+
+// rateHeaders checks the x-ratelimit-* headers GitHub's rate-limit docs
+// say every answer carries.
+func rateHeaders(h http.Header) error {
+	for _, name := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Used", "X-RateLimit-Reset"} {
+		if v := h.Get(name); v == "" || strings.Trim(v, "0123456789") != "" {
+			return fmt.Errorf("header %s %q is not a number", name, v)
+		}
+	}
+	if h.Get("X-RateLimit-Resource") == "" {
+		return errors.New("header X-RateLimit-Resource missing")
+	}
+	return nil
+}
+
+// rateLimited tells a rate limit's answer, which GitHub's rate-limit docs
+// give any operation: 403 or 429 with a message and its documentation.
+func rateLimited(e sandbox.Exchange) bool {
+	if e.Status != http.StatusForbidden && e.Status != http.StatusTooManyRequests {
+		return false
+	}
+	var body struct {
+		Message          string `json:"message"`
+		DocumentationURL string `json:"documentation_url"`
+	}
+	return json.Unmarshal(e.RespBody, &body) == nil && strings.Contains(strings.ToLower(body.Message), "rate limit") &&
+		body.DocumentationURL != ""
 }
 
 // Webhooks are the schemas of the webhook events the app receives.

@@ -200,8 +200,9 @@ const gitRef = `{"ref":"refs/heads/queen-5","node_id":"MDM6UmVmcmVmcy9oZWFkcy9xd
 // TestContractRESTCheckRefusesBrokenRequestsAndAnswers shows the REST
 // checks are not vacuous: well-formed exchanges pass, and each broken
 // one (an undocumented path, query parameter, value or body; an answer
-// without a required field, with a wrong type or an undocumented status)
-// is refused.
+// without a required field, with a wrong type, an undocumented status, a
+// redirect without Location, no x-ratelimit-* or a 403 that is no rate
+// limit) is refused.
 func TestContractRESTCheckRefusesBrokenRequestsAndAnswers(t *testing.T) {
 	spec, err := contract.LoadREST()
 	if err != nil {
@@ -211,8 +212,11 @@ func TestContractRESTCheckRefusesBrokenRequestsAndAnswers(t *testing.T) {
 	list := sandbox.Exchange{Method: "GET", Path: "/repos/hive/t27/pulls", RawQuery: "head=hive%3Aqueen-5&per_page=100&state=all"}
 	create := sandbox.Exchange{Method: "POST", Path: "/repos/hive/t27/pulls", Header: jsonHeader,
 		Body: []byte(`{"title":"Fix","head":"queen-5","base":"master","body":"Closes #5"}`)}
+	answerHeader := http.Header{"Content-Type": {"application/json"}, "X-Ratelimit-Limit": {"5000"},
+		"X-Ratelimit-Remaining": {"4999"}, "X-Ratelimit-Used": {"1"}, "X-Ratelimit-Reset": {"1798000000"},
+		"X-Ratelimit-Resource": {"core"}}
 	ref := sandbox.Exchange{Method: "GET", Path: "/repos/hive/t27/git/ref/heads/queen-5",
-		Status: 200, RespHeader: jsonHeader, RespBody: []byte(gitRef)}
+		Status: 200, RespHeader: answerHeader, RespBody: []byte(gitRef)}
 	for _, e := range []sandbox.Exchange{list, create, ref} {
 		if err := spec.CheckRequest(e); err != nil {
 			t.Fatalf("a good request fails: %v", err)
@@ -241,6 +245,8 @@ func TestContractRESTCheckRefusesBrokenRequestsAndAnswers(t *testing.T) {
 		"sha not a string":     withBody(ref, strings.Replace(gitRef, `"sha":"cccccccccccccccccccccccccccccccccccccccc"`, `"sha":7`, 1)),
 		"undocumented 418":     withStatus(ref, 418),
 		"301 without Location": withStatus(ref, 301),
+		"no x-ratelimit-*":     withHeader(ref, "X-Ratelimit-Remaining", ""),
+		"403 not a limit":      withStatus(withBody(ref, `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest"}`), 403),
 		"not JSON":             withBody(ref, "ref: heads/queen-5"),
 		"success as a error":   withStatus(withBody(ref, `{"message":"Not Found"}`), 200),
 	}
@@ -253,6 +259,16 @@ func TestContractRESTCheckRefusesBrokenRequestsAndAnswers(t *testing.T) {
 
 func withBody(e sandbox.Exchange, body string) sandbox.Exchange {
 	e.RespBody = []byte(body)
+	return e
+}
+
+func withHeader(e sandbox.Exchange, name, value string) sandbox.Exchange {
+	e.RespHeader = e.RespHeader.Clone()
+	if value == "" {
+		e.RespHeader.Del(name)
+	} else {
+		e.RespHeader.Set(name, value)
+	}
 	return e
 }
 
