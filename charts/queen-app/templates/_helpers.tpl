@@ -134,6 +134,7 @@ Checks that need more than the schema: a credential from an existing Secret or i
 both, never neither), and lengths the binaries enforce at start.
 */}}
 {{- define "queen-app.validate" -}}
+{{- include "queen-app.validateAsTheBinaries" . -}}
 {{- $g := .Values.github -}}
 {{- if $g.existingSecret.name -}}
 {{- if or $g.appId $g.privateKey $g.webhookSecret $g.webhookSecretPrevious -}}
@@ -292,4 +293,49 @@ component, (list $ "webhook"), as JSON: the Secret, its key, the file and the va
 {{- define "queen-app.checksums" -}}
 checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
 checksum/secrets: {{ include (print .Template.BasePath "/secrets.yaml") . | sha256sum }}
+{{- end -}}
+
+{{/*
+What the binaries refuse at start, refused at render in the binaries' words (internal/config),
+each naming the value and the variable it becomes: a release that renders starts.
+*/}}
+{{- define "queen-app.validateAsTheBinaries" -}}
+{{- $urls := list
+  (list "github.apiURL" "GITHUB_API_URL" .Values.github.apiURL)
+  (list "github.graphqlURL" "GITHUB_GRAPHQL_URL" .Values.github.graphqlURL)
+  (list "github.gitURL" "GITHUB_GIT_URL" .Values.github.gitURL)
+  (list "export.url" "QUEEN_EXPORT_URL" .Values.export.url) -}}
+{{- range $urls -}}
+{{- $value := index . 0 -}}{{- $var := index . 1 -}}{{- $u := index . 2 | default "" -}}
+{{- if $u -}}
+{{- $p := urlParse $u -}}
+{{- /* The schema has held them to http(s) without user@. */ -}}
+{{- $host := $p.hostname -}}
+{{- $loopback := or (eq (lower $host) "localhost") (regexMatch "^127\\.[0-9]+\\.[0-9]+\\.[0-9]+$" $host) (eq $host "::1") -}}
+{{- if and (eq $p.scheme "http") (not $.Values.flags.allowInsecureURLs) (not $loopback) -}}
+{{- fail (printf "%s (%s): must be https:// unless on loopback (or set QUEEN_ALLOW_INSECURE_URLS=on), here flags.allowInsecureURLs: true" $value $var) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $b := toString .Values.settings.baseBranch -}}
+{{- $badBranch := or (has $b (list "" "@" "HEAD")) (hasPrefix "-" $b) (hasSuffix "." $b) (contains ".." $b) (contains "@{" $b) (regexMatch "[\\x00-\\x20\\x7f~^:?*\\[\\\\]" $b) -}}
+{{- range splitList "/" $b -}}
+{{- if or (eq . "") (hasPrefix "." .) (hasSuffix ".lock" .) }}{{ $badBranch = true }}{{ end -}}
+{{- end -}}
+{{- if $badBranch -}}
+{{- fail "settings.baseBranch (QUEEN_BASE_BRANCH): is not a valid git branch name" -}}
+{{- end -}}
+{{- $r := .Values.redis -}}
+{{- $urlUser := and $r.url (regexMatch "^[a-z+]+://[^/@:]+@" $r.url) -}}
+{{- if and (or $r.username $urlUser) (not (include "queen-app.redis.hasPassword" .)) -}}
+{{- fail "redis.username (QUEEN_REDIS_URL): names a user without a password: use user:password@ or QUEEN_REDIS_PASSWORD (redis.existingSecret.name)" -}}
+{{- end -}}
+{{- with .Values.github.privateKey -}}
+{{- if contains "PUBLIC KEY-----" . -}}
+{{- fail "github.privateKey (GITHUB_APP_PRIVATE_KEY_FILE): is a public key; GitHub's App private key is the .pem file the App's settings download (Generate a private key)" -}}
+{{- end -}}
+{{- if not (regexMatch "-----BEGIN (RSA )?PRIVATE KEY-----[A-Za-z0-9+/=\\s]+-----END (RSA )?PRIVATE KEY-----" .) -}}
+{{- fail "github.privateKey (GITHUB_APP_PRIVATE_KEY_FILE): is not a PEM-encoded RSA private key" -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
