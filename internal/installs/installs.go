@@ -6,6 +6,7 @@
 //	{queen:installs}:repos      HASH  lowercased "owner/name" -> "<installation id> <Owner/Name>"
 //	{queen:installs}:suspended  SET   ids of suspended installations
 //	{queen:installs}:synced     STRING  Unix time of the last complete sync from GitHub
+//	{queen:installs}:moved      HASH  lowercased old "owner/name" -> the current "Owner/Name"
 //
 // Every write publishes to Changed, so a Cache (the webhook's copy in
 // memory) reloads.
@@ -32,6 +33,7 @@ const (
 	KeyRepos     = "{queen:installs}:repos"
 	KeySuspended = "{queen:installs}:suspended"
 	KeySynced    = "{queen:installs}:synced"
+	KeyMoved     = "{queen:installs}:moved"
 	// Changed is the pub/sub channel every write publishes to.
 	Changed = "{queen:installs}:changed"
 )
@@ -346,4 +348,30 @@ func parseValue(v string) (id int64, name string, err error) {
 		return 0, "", fmt.Errorf("malformed registry value %q", v)
 	}
 	return id, name, nil
+}
+
+// SetMoved records that the repository once named old is now named to
+// (a rename or transfer): rows written under old are found from to.
+func (r *Registry) SetMoved(ctx context.Context, old, to string) error {
+	if err := r.rdb.HSet(ctx, KeyMoved, ghrepo.Key(old), to).Err(); err != nil {
+		return fmt.Errorf("installs: record %s moved to %s: %w", old, to, err)
+	}
+	return nil
+}
+
+// OldNames are the names repo had before a rename or transfer, as the sync
+// saw them redirected.
+func (r *Registry) OldNames(ctx context.Context, repo string) ([]string, error) {
+	all, err := r.rdb.HGetAll(ctx, KeyMoved).Result()
+	if err != nil {
+		return nil, fmt.Errorf("installs: old names of %s: %w", repo, err)
+	}
+	var out []string
+	for old, to := range all {
+		if ghrepo.Same(to, repo) {
+			out = append(out, old)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }

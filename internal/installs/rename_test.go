@@ -27,6 +27,9 @@ func TestSyncKeepsARenamedRepositorysOldName(t *testing.T) {
 			t.Fatalf("%s after the rename: %d %v, want installation 11", name, id, ok)
 		}
 	}
+	if olds, err := r.OldNames(ctx, "BEES/t28"); err != nil || len(olds) != 1 || olds[0] != "hive/t27" {
+		t.Fatalf("old names of bees/t28: %q %v, want hive/t27", olds, err)
+	}
 	must(t, Sync(ctx, app, r)) // the old name stays at every sync
 	if _, _, ok := lookup(t, r, "hive/t27"); !ok {
 		t.Fatal("hive/t27 dropped at the second sync")

@@ -44,6 +44,7 @@ func Sync(ctx context.Context, src Source, reg *Registry) error {
 		byID[r.InstallationID] = append(byID[r.InstallationID], r.Name)
 	}
 	var errs []error
+	moved := map[string]string{} // an old name kept -> the repository's current name
 	insts := make([]Installation, 0, len(list))
 	for _, in := range list {
 		if in.ID <= 0 {
@@ -68,11 +69,14 @@ func Sync(ctx context.Context, src Source, reg *Registry) error {
 			}
 		}
 		if m, ok := src.(mover); ok {
-			old, err := movedNames(ctx, m, in.ID, byID[in.ID], inst.Repos)
+			old, to, err := movedNames(ctx, m, in.ID, byID[in.ID], inst.Repos)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("installation %d: %w", in.ID, err))
 			}
 			inst.Repos = append(inst.Repos, old...)
+			for o, t := range to {
+				moved[o] = t
+			}
 		}
 		insts = append(insts, inst)
 	}
@@ -82,6 +86,11 @@ func Sync(ctx context.Context, src Source, reg *Registry) error {
 	if err := reg.Replace(ctx, insts, len(errs) == 0); err != nil {
 		return err
 	}
+	for old, to := range moved {
+		if err := reg.SetMoved(ctx, old, to); err != nil {
+			return err
+		}
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("installs: sync: %w", errors.Join(errs...))
 	}
@@ -89,11 +98,11 @@ func Sync(ctx context.Context, src Source, reg *Registry) error {
 }
 
 // movedNames are the names of known that GitHub lists no more but still
-// redirects to a repository of listed: a renamed or transferred
+// redirects to a repository of listed (and, by old name, where to): a renamed or transferred
 // repository's rows stay under the name they were written with and are read
 // through GitHub's redirect, so the name stays installed. A name whose
 // answer failed stays too, and the error says the sync is incomplete.
-func movedNames(ctx context.Context, m mover, id int64, known, listed []string) ([]string, error) {
+func movedNames(ctx context.Context, m mover, id int64, known, listed []string) ([]string, map[string]string, error) {
 	in := func(name string, names []string) bool {
 		for _, n := range names {
 			if ghrepo.Same(n, name) {
@@ -103,6 +112,7 @@ func movedNames(ctx context.Context, m mover, id int64, known, listed []string) 
 		return false
 	}
 	var keep []string
+	moved := map[string]string{}
 	var errs []error
 	for _, old := range known {
 		if in(old, listed) {
@@ -115,9 +125,10 @@ func movedNames(ctx context.Context, m mover, id int64, known, listed []string) 
 			keep = append(keep, old)
 		case to != "" && !ghrepo.Same(to, old) && in(to, listed):
 			keep = append(keep, old)
+			moved[old] = to
 		}
 	}
-	return keep, errors.Join(errs...)
+	return keep, moved, errors.Join(errs...)
 }
 
 // SyncUntilDone runs Sync until it completes once, backing off while GitHub

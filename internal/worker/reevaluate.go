@@ -41,6 +41,14 @@ func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
 	log = log.With("installation_id", inst)
 	rec, err := w.d.Ledger.Get(ctx, p.Repo, p.Issue)
 	if errors.Is(err, ledger.ErrNotFound) {
+		var old string
+		if old, rec, err = w.underOldName(ctx, p.Repo, p.Issue); err == nil {
+			// Read and recorded under the old name: GitHub redirects it.
+			log = log.With("old_repo", old)
+			p.Repo = old
+		}
+	}
+	if errors.Is(err, ledger.ErrNotFound) {
 		log.Info("reevaluate skipped: no ledger row")
 		return nil
 	}
@@ -124,4 +132,22 @@ func staleHint(p tasks.ReevaluatePayload, prs []githubapp.PR) string {
 		return "missing"
 	}
 	return ""
+}
+
+// underOldName finds issue's row under a name repo had before a rename or
+// transfer: GitHub's webhooks name the repository by its new name, its rows
+// were written under the old.
+func (w *Worker) underOldName(ctx context.Context, repo string, issue int64) (string, *ledger.Record, error) {
+	olds, err := w.d.Installs.OldNames(ctx, repo)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, old := range olds {
+		rec, err := w.d.Ledger.Get(ctx, old, issue)
+		if errors.Is(err, ledger.ErrNotFound) {
+			continue
+		}
+		return old, rec, err
+	}
+	return "", nil, ledger.ErrNotFound
 }

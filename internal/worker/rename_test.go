@@ -50,4 +50,20 @@ func TestRenamedRepositoryKeepsItsPRsAndOpensNoSecondPR(t *testing.T) {
 	if r := e.get(8); r.PRs == nil || r.PRs.ClosedUnmerged != 1 || r.Freed == nil {
 		t.Fatalf("#8 after the rename: prs %+v, freed %+v", r.PRs, r.Freed)
 	}
+
+	// A webhook names the repository by its new name: the row written
+	// under the old is found, read and decided.
+	e.row(9, "accept", nil)
+	e.gh.AddPR(renamed, githubtest.PR{HeadRef: "queen-9", HeadRepo: renamed, State: "closed"})
+	task, err := tasks.NewReevaluate(tasks.ReevaluatePayload{Repo: renamed, Issue: 9, Delivery: "d-9",
+		Event: "pull_request", Action: "closed", InstallationID: instID}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.w.Reevaluate(e.ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.get(9); r.PRs == nil || r.PRs.ClosedUnmerged != 1 || r.Freed == nil {
+		t.Fatalf("#9 by a webhook naming the new name: prs %+v, freed %+v; want the old name's row read and freed", r.PRs, r.Freed)
+	}
 }
