@@ -64,15 +64,15 @@ func TestRedisRefusingOrAbsentAtStartKeepsProbesAnswering(t *testing.T) {
 	t.Parallel()
 	locked := redistest.StartWith(t, redistest.Options{Password: "right-password-0123"})
 	cases := []struct {
-		what, url, password, inLog string
-		fix                        func()
+		what, url, password, inLog, word string
+		fix                              func()
 	}{
-		{"wrong password", locked.URL(), "wrong-password-4567", "check QUEEN_REDIS_PASSWORD", func() {
+		{"wrong password", locked.URL(), "wrong-password-4567", "check QUEEN_REDIS_PASSWORD", "refused", func() {
 			if err := locked.Client().ConfigSet(context.Background(), "requirepass", "wrong-password-4567").Err(); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{"unreachable", "redis://" + freeAddr(t) + "/0", "", "connection refused", nil},
+		{"unreachable", "redis://" + freeAddr(t) + "/0", "", "connection refused", "unavailable", nil},
 	}
 	for _, c := range cases {
 		s := newStack(t, map[string]string{"QUEEN_REDIS_URL": c.url, "QUEEN_REDIS_PASSWORD": c.password})
@@ -90,8 +90,8 @@ func TestRedisRefusingOrAbsentAtStartKeepsProbesAnswering(t *testing.T) {
 		}{{hook, s.apiURL}, {work, "http://" + workerAPI}} {
 			waitHTTP(t, p.proc, p.base+"/healthz")
 			code, failed := readyz(t, p.base)
-			if code != http.StatusServiceUnavailable || failed["redis"] == "" || failed["ledger"] != "starting" {
-				t.Errorf("%s: %s /readyz %d %v; want 503 naming redis, and the ledger starting", c.what, p.proc.name, code, failed)
+			if code != http.StatusServiceUnavailable || failed["redis"] != c.word || failed["ledger"] != "starting" {
+				t.Errorf("%s: %s /readyz %d %v; want 503 with redis %s, and the ledger starting", c.what, p.proc.name, code, failed, c.word)
 			}
 			eventually(t, 20*time.Second, p.proc.name+" logs "+c.inLog, func() bool {
 				return strings.Contains(p.proc.out.String(), c.inLog)
