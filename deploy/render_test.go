@@ -157,6 +157,7 @@ type objects struct {
 	ConfigMaps      []corev1.ConfigMap
 	Secrets         []corev1.Secret
 	ServiceAccounts []corev1.ServiceAccount
+	TestPods        []corev1.Pod
 	PDBs            []policyv1.PodDisruptionBudget
 	HPAs            []autoscalingv2.HorizontalPodAutoscaler
 	Ingresses       []networkingv1.Ingress
@@ -284,6 +285,10 @@ func (o *objects) decode(t *testing.T, file, doc string) {
 		var x corev1.Secret
 		strict("v1", &x)
 		o.Secrets = append(o.Secrets, x)
+	case "Pod": // helm test hooks
+		var x corev1.Pod
+		strict("v1", &x)
+		o.TestPods = append(o.TestPods, x)
 	case "ServiceAccount":
 		var x corev1.ServiceAccount
 		strict("v1", &x)

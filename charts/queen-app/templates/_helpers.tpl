@@ -23,6 +23,77 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: queen-app
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/*
+An object's annotations: commonAnnotations and its own, (list $ $own); nothing when both are
+empty. Include it with nindent 2 under metadata.
+*/}}
+{{- define "queen-app.annotations" -}}
+{{- $all := merge (dict) (index . 1 | default dict) ((index . 0).Values.commonAnnotations | default dict) -}}
+{{- with $all }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+What every pod shares beyond the containers: priorityClassName, and the CA bundle and
+extraVolumes. caBundle mounts one file at caBundleFile and SSL_CERT_FILE points Go's TLS there
+(GitHub Enterprise behind an internal CA, rediss:// with a private CA).
+*/}}
+{{- define "queen-app.caBundleDir" -}}/etc/queen-app/ca{{- end -}}
+{{- define "queen-app.caBundle" -}}
+{{- $c := .Values.caBundle -}}
+{{- if and $c.configMap.name $c.secret.name -}}
+{{- fail "caBundle: set caBundle.configMap.name or caBundle.secret.name, not both" -}}
+{{- end -}}
+{{- if or $c.configMap.name $c.secret.name }}true{{ end -}}
+{{- end -}}
+{{- define "queen-app.podExtras" -}}
+{{- with .Values.priorityClassName }}
+priorityClassName: {{ . | quote }}
+{{- end }}
+{{- end -}}
+{{- define "queen-app.extraEnv" -}}
+{{- if include "queen-app.caBundle" . }}
+- name: SSL_CERT_FILE
+  value: {{ include "queen-app.caBundleDir" . }}/ca.crt
+{{- end }}
+{{- end -}}
+{{- define "queen-app.extraMounts" -}}
+{{- if include "queen-app.caBundle" . }}
+- name: ca-bundle
+  mountPath: {{ include "queen-app.caBundleDir" . }}
+  readOnly: true
+{{- end }}
+{{- with .Values.extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+{{- define "queen-app.extraVolumes" -}}
+{{- $c := .Values.caBundle -}}
+{{- if $c.configMap.name }}
+- name: ca-bundle
+  configMap:
+    name: {{ $c.configMap.name }}
+    items:
+      - key: {{ $c.configMap.key }}
+        path: ca.crt
+{{- else if $c.secret.name }}
+- name: ca-bundle
+  secret:
+    secretName: {{ $c.secret.name }}
+    items:
+      - key: {{ $c.secret.key }}
+        path: ca.crt
+{{- end }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
 
 {{/* Selector labels of one component: (list $ "webhook"). */}}
@@ -226,9 +297,12 @@ component, (list $ "webhook"), as JSON: the Secret, its key, the file and the va
 {{- $out = append $out (dict "secret" $gh "key" (include "queen-app.github.webhookSecretKey" $) "file" "webhook-secret" "var" "GITHUB_WEBHOOK_SECRET_FILE") -}}
 {{- /* Present only while rotating: an absent file is no previous secret. */ -}}
 {{- $out = append $out (dict "secret" $gh "key" (include "queen-app.github.webhookSecretPreviousKey" $) "file" "webhook-secret-previous" "var" "GITHUB_WEBHOOK_SECRET_PREVIOUS_FILE" "optional" true) -}}
+{{- end -}}
+{{- /* The helm test Pod (queenctl doctor) asks the claims API and the export as they do. */ -}}
+{{- if has $c (list "webhook" "doctor") -}}
 {{- $out = append $out (dict "secret" (include "queen-app.api.secret" $) "key" (include "queen-app.api.tokenKey" $) "file" "api-token" "var" "QUEEN_API_TOKEN_FILE") -}}
 {{- end -}}
-{{- if and (eq $c "worker") $.Values.export.url -}}
+{{- if and (has $c (list "worker" "doctor")) $.Values.export.url -}}
 {{- $out = append $out (dict "secret" (include "queen-app.export.secret" $) "key" (include "queen-app.export.tokenKey" $) "file" "export-token" "var" "QUEEN_EXPORT_TOKEN_FILE") -}}
 {{- end -}}
 {{- if include "queen-app.redis.hasPassword" $ -}}
