@@ -125,3 +125,34 @@ func TestRedisRefusingOrAbsentAtStartKeepsProbesAnswering(t *testing.T) {
 		}
 	}
 }
+
+// A redis+cluster:// URL naming a node without cluster mode can never
+// work: both binaries say so naming QUEEN_REDIS_URL and exit 2, where
+// retrying would only hide it.
+func TestClusterURLAtOneNodeExits2(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, map[string]string{"QUEEN_REDIS_URL": "redis+cluster://" + redistest.Start(t).Addr})
+	for _, name := range []string{"webhook", "worker"} {
+		env := map[string]string{}
+		for k, v := range s.env {
+			env[k] = v
+		}
+		env["QUEEN_API_LISTEN"] = freeAddr(t)
+		p := start(t, name, env)
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s still runs with a Cluster URL at one node", name)
+		}
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSpace(p.out.String()), "\n") {
+			if !strings.HasPrefix(l, "{") { // the JSON log is on stdout
+				lines = append(lines, l)
+			}
+		}
+		if code := p.cmd.ProcessState.ExitCode(); code != 2 || len(lines) != 1 ||
+			!strings.HasPrefix(lines[0], name+": QUEEN_REDIS_URL: names a Redis Cluster, but ") {
+			t.Errorf("%s: exit %d, lines %q; want exit 2 and one line naming QUEEN_REDIS_URL", name, code, lines)
+		}
+	}
+}

@@ -277,11 +277,20 @@ func apiListenOf(role Role) string {
 // error names its variable; Load has checked the settings already.
 func (c *Config) Redis() (*redisconn.Spec, error) {
 	s, err := redisconn.Parse(c.RedisURL, c.RedisPassword, c.RedisSentinelPassword)
+	if err != nil {
+		return nil, RedisError(err)
+	}
+	return s, nil
+}
+
+// RedisError is err as a configuration error (exit 2) when it is a
+// *redisconn.Error naming a variable, else err.
+func RedisError(err error) error {
 	var bad *redisconn.Error
 	if errors.As(err, &bad) {
-		return nil, &Error{Var: bad.Var, Problem: bad.Problem}
+		return &Error{Var: bad.Var, Problem: bad.Problem}
 	}
-	return s, err
+	return err
 }
 
 // LoadApp reads only the App id and key, for queenctl deliveries.

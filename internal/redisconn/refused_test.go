@@ -3,9 +3,11 @@ package redisconn_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/queen-app/queen-app/internal/redisconn"
 	"github.com/queen-app/queen-app/internal/redistest"
@@ -48,5 +50,32 @@ func TestRefusalNamesThePasswordVariable(t *testing.T) {
 	down := rdb.Ping(ctx).Err()
 	if got := redisconn.Refusal(down, spec); got != down {
 		t.Errorf("unreachable: %v, want the error unchanged", got)
+	}
+}
+
+// A redis+cluster:// URL naming a node without cluster mode can never
+// work: WaitReady says so at once, naming QUEEN_REDIS_URL, instead of
+// retrying.
+func TestWaitReadyRefusesAClusterURLAtOneNode(t *testing.T) {
+	r := redistest.Start(t)
+	spec, err := redisconn.Parse("redis+cluster://"+r.Addr, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redisconn.New(spec)
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = redisconn.WaitReady(ctx, rdb, spec, slog.New(slog.DiscardHandler))
+	var bad *redisconn.Error
+	if !errors.As(err, &bad) || bad.Var != redisconn.URLVar || !strings.Contains(bad.Problem, "not in cluster mode") {
+		t.Fatalf("got %v, want an error naming %s", err, redisconn.URLVar)
+	}
+	// The same node as one node answers.
+	one, _ := redisconn.Parse(r.URL(), "", "")
+	rdb1 := redisconn.New(one)
+	defer rdb1.Close()
+	if err := redisconn.WaitReady(ctx, rdb1, one, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,6 +3,7 @@ package redisconn
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -16,11 +17,29 @@ import (
 // returns ctx's error if ctx ends first. The servers wait here after
 // opening their listeners, so a probe sees a live process that is not
 // ready, and why.
+//
+// A deployment that can never answer as configured is an *Error naming
+// URLVar, returned at once: a redis+cluster:// URL naming a node without
+// cluster mode.
 func WaitReady(ctx context.Context, rdb redis.UniversalClient, s *Spec, log *slog.Logger) error {
-	return retry.Until(ctx, log, "Redis at "+s.String(), func(ctx context.Context) error {
-		return Refusal(rdb.Ping(ctx).Err(), s)
+	var impossible error
+	err := retry.Until(ctx, log, "Redis at "+s.String(), func(ctx context.Context) error {
+		err := rdb.Ping(ctx).Err()
+		if s.Mode == Cluster && err != nil && strings.Contains(err.Error(), clusterDisabled) {
+			impossible = bad("names a Redis Cluster, but %s is not in cluster mode (%q): use redis://HOST:PORT/DB for one node",
+				strings.Join(s.Addrs, ","), err.Error())
+			return nil
+		}
+		return Refusal(err, s)
 	})
+	if impossible != nil {
+		return impossible
+	}
+	return err
 }
+
+// clusterDisabled is how a node without cluster mode answers CLUSTER SLOTS.
+const clusterDisabled = "cluster support disabled"
 
 // Startup is a server's start-up that waits for Redis (WaitReady, the
 // ledger's migration) behind open listeners: /readyz's check says

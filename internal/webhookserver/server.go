@@ -127,15 +127,28 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	run(cfg.APIListen, ls.API, apiHandler(health, claims))
 	// The ledger migrates once Redis answers; until then the claims API
 	// answers 503 and /readyz says why.
+	// A Redis that can never answer as configured stops both: exit 2.
+	impossible := make(chan error, 1)
 	syncing.Add(1)
 	go func() {
 		defer syncing.Done()
-		if redisconn.WaitReady(ctx, rdb, spec, log) == nil && led.MigrateUntilDone(ctx, log) == nil {
+		err := redisconn.WaitReady(ctx, rdb, spec, log)
+		if err != nil && ctx.Err() == nil {
+			impossible <- config.RedisError(err)
+			cancel()
+			return
+		}
+		if err == nil && led.MigrateUntilDone(ctx, log) == nil {
 			migrated.Done()
 			log.Info("ready: Redis answers and the ledger is migrated")
 		}
 	}()
 	err = errors.Join(<-errc, <-errc)
+	select {
+	case bad := <-impossible:
+		err = bad
+	default:
+	}
 	client.Close()
 	return err
 }

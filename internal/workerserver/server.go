@@ -193,9 +193,14 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	}()
 	// The tasks wait for Redis and the ledger's migration; meanwhile
 	// /readyz says why.
-	if redisconn.WaitReady(ctx, rdb, spec, log) != nil || led.MigrateUntilDone(ctx, log) != nil {
+	if err := redisconn.WaitReady(ctx, rdb, spec, log); err != nil || led.MigrateUntilDone(ctx, log) != nil {
+		stopped := ctx.Err() != nil
 		stopHealth()
-		return <-healthDone // stopped before Redis answered
+		herr := <-healthDone
+		if !stopped {
+			return config.RedisError(err) // a Redis that can never answer as configured: exit 2
+		}
+		return herr // stopped before Redis answered
 	}
 	started.Done()
 
