@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,3 +80,37 @@ func TestWaitReadyRefusesAClusterURLAtOneNode(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The sentinels refusing their password is named by its own variable:
+// the failover client only says that no sentinel answered.
+func TestWaitReadyNamesTheSentinelPassword(t *testing.T) {
+	set := redistest.StartSentinel(t, redistest.SentinelOptions{SentinelPassword: "sentinel-password-0123"})
+	u := set.URL()
+	spec, err := redisconn.Parse(u, "", "wrong-sentinel-password-0123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redisconn.New(spec)
+	defer rdb.Close()
+	var buf strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(p)
+	}), nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := redisconn.WaitReady(ctx, rdb, spec, log); err == nil {
+		t.Fatal("WaitReady succeeded with a wrong sentinel password")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(buf.String(), "check "+redisconn.SentinelPasswordVar) || strings.Contains(buf.String(), "wrong-sentinel-password-0123") {
+		t.Errorf("log:\n%s\nwant it to name %s, without the password", buf.String(), redisconn.SentinelPasswordVar)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

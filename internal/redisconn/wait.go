@@ -2,6 +2,7 @@ package redisconn
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"strings"
 	"sync"
@@ -29,6 +30,11 @@ func WaitReady(ctx context.Context, rdb redis.UniversalClient, s *Spec, log *slo
 			impossible = bad("names a Redis Cluster, but %s is not in cluster mode (%q): use redis://HOST:PORT/DB for one node",
 				strings.Join(s.Addrs, ","), err.Error())
 			return nil
+		}
+		if err != nil && s.Mode == Sentinel {
+			if refused := sentinelRefusal(ctx, s); refused != nil {
+				return refused
+			}
 		}
 		return Refusal(err, s)
 	})
@@ -88,3 +94,23 @@ func (startingError) Error() string { return "starting: waiting for Redis and th
 
 // Word is /readyz's reason.
 func (startingError) Word() string { return "starting" }
+
+// sentinelRefusal is a sentinel of s refusing SentinelPassword, nil when
+// none does. A failover client reports only that no sentinel answered,
+// so a failed start-up asks them itself.
+func sentinelRefusal(ctx context.Context, s *Spec) error {
+	for _, addr := range s.Addrs {
+		opts := &redis.Options{Addr: addr, Password: s.SentinelPassword, DialTimeout: DialTimeout,
+			ReadTimeout: IOTimeout, WriteTimeout: IOTimeout, MaxRetries: -1}
+		if s.TLS {
+			opts.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		c := redis.NewSentinelClient(opts)
+		err := c.Ping(ctx).Err()
+		c.Close()
+		if refused(err) {
+			return &RefusedError{Vars: SentinelPasswordVar + " (the sentinels' own password)", Err: err}
+		}
+	}
+	return nil
+}
