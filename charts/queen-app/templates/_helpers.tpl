@@ -30,14 +30,14 @@ app.kubernetes.io/part-of: queen-app
 
 {{/*
 An object's annotations: commonAnnotations and its own, (list $ $own); nothing when both are
-empty. Include it with nindent 2 under metadata.
+empty. Under metadata: with include ... nindent 2, so that nothing leaves no blank line.
 */}}
 {{- define "queen-app.annotations" -}}
 {{- $all := merge (dict) (index . 1 | default dict) ((index . 0).Values.commonAnnotations | default dict) -}}
-{{- with $all }}
+{{- with $all -}}
 annotations:
   {{- toYaml . | nindent 2 }}
-{{- end }}
+{{- end -}}
 {{- end -}}
 
 {{/*
