@@ -45,6 +45,10 @@ const (
 	// 100, 220-244 ms at 250). The handlers mostly wait on GitHub and Redis;
 	// export pushes keep their own limit per installation.
 	DefaultConcurrency = 250
+	// StartupGrace is how long the health server waits for the worker to
+	// start (Redis, the migration, a first installation sync) before it
+	// answers anyway, /readyz saying why not ready.
+	StartupGrace = 2 * time.Second
 	// ShutdownTimeout is how long running tasks get to finish at SIGTERM;
 	// the unfinished go back to the queue.
 	ShutdownTimeout = 20 * time.Second
@@ -186,7 +190,19 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 		"github_app": githubapp.CredentialsCheck(app),
 	})), log)
 	healthDone := make(chan error, 1)
+	up := make(chan struct{}) // closed once the worker runs its tasks
 	go func() {
+		// Health answers once the worker runs, as it always did, or after
+		// StartupGrace while it waits for Redis: then the liveness probe
+		// keeps it and /readyz says why.
+		select {
+		case <-up:
+		case <-time.After(StartupGrace):
+		case <-hctx.Done():
+			ln.Close()
+			healthDone <- nil
+			return
+		}
 		err := serve.RunListener(hctx, health, ln, log)
 		stop() // a health server that fails stops the worker
 		healthDone <- err
@@ -253,6 +269,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	schedDone := make(chan error, 1)
 	go func() { schedDone <- sched.Run(ctx) }()
 
+	close(up)
 	log.Info("worker started", "replica", id, "concurrency", o.Concurrency,
 		"free_closed_pr", cfg.FreeClosedPR, "release_dead_claims", cfg.ReleaseDeadClaims)
 
