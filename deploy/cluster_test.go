@@ -45,6 +45,12 @@ func TestHelmTestRunsDoctorWithTheReleasesSettings(t *testing.T) {
 			if c := pod.Spec.Containers[0]; strings.Join(c.Command, " ") != "queenctl doctor" {
 				t.Fatalf("doctor Pod runs %q", c.Command)
 			}
+			if c := pod.Spec.Containers[0]; c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem == nil ||
+				!*c.SecurityContext.ReadOnlyRootFilesystem || pod.Spec.SecurityContext == nil ||
+				pod.Spec.SecurityContext.RunAsNonRoot == nil || !*pod.Spec.SecurityContext.RunAsNonRoot ||
+				pod.Spec.AutomountServiceAccountToken == nil || *pod.Spec.AutomountServiceAccountToken {
+				t.Errorf("doctor Pod is not locked down as the Deployments are")
+			}
 			e := o.env(t, &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: pod.Spec}}},
 				o.store(readmeSecrets(t)))
 			for _, p := range e.problems {
