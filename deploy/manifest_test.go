@@ -34,6 +34,7 @@ var endpointPermissions = []struct {
 	{`^GET /app/hook/deliveries$`, "", ""},
 	{`^POST /app/hook/deliveries/\{\}/attempts$`, "", ""},
 	{`^GET /installation/repositories$`, "metadata", "read"},
+	{`^GET /repos/\{\}$`, "metadata", "read"}, // githubapp.MovedTo: a renamed repository's redirect
 	{`^GET /repos/\{\}/\{\}/pulls\?head=`, "pull_requests", "read"},
 	{`^POST /repos/\{\}/\{\}/pulls$`, "pull_requests", "write"},
 	{`^GET /repos/\{\}/\{\}/git/ref/heads/`, "contents", "read"},
