@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -40,7 +41,10 @@ func deliveriesApp(name string, stderr io.Writer) (*githubapp.App, bool) {
 			return app, true
 		}
 	}
-	fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+	// Every bad variable at once, each on its own prefixed line.
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(stderr, "queenctl: %s: %s\n", name, line)
+	}
 	return nil, false
 }
 

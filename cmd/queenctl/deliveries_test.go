@@ -125,7 +125,8 @@ func TestDeliveriesRedeliverFailureExitsOne(t *testing.T) {
 func TestDeliveriesNeedTheApp(t *testing.T) {
 	t.Setenv("GITHUB_APP_ID", "")
 	code, _, errOut := ctl("deliveries", "list")
-	if code != 2 || errOut != "queenctl: deliveries list: GITHUB_APP_ID: is required\n" {
+	if code != 2 || errOut != "queenctl: deliveries list: GITHUB_APP_ID: is required\n"+
+		"queenctl: deliveries list: GITHUB_APP_PRIVATE_KEY_FILE: is required (or GITHUB_APP_PRIVATE_KEY with the PEM)\n" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	t.Setenv("GITHUB_APP_ID", "7")
