@@ -19,11 +19,13 @@ import (
 //
 //   - 32 forgeries held (headers claiming 25 MiB, one byte of body, issue
 //     22's attack) and the webhook's RSS;
+//
 //   - 256 signed pull_request deliveries from one address one after
 //     another (the baseline), then a burst of 256 all in flight at once
 //     (each sent its headers and first byte, then the rest together): how
 //     many were refused (issue 22: at 64, about half, under the old cap of
 //     32) and how long each took;
+//
 //   - then the worst a flood can pin: forged deliveries claiming 25 MiB
 //     from as many addresses as it takes, each address holding all of its
 //     places and body bytes (ghevents.Limits), first with bodies of 60 KiB
@@ -31,7 +33,7 @@ import (
 //     smallest; the webhook's resident set (VmRSS) while each is held and
 //     its peak (VmHWM) at the end, against the chart's memory limit.
 //
-//	go test -run '^$' -bench WebhookHostile -benchtime 1x ./e2e/
+//     go test -run '^$' -bench WebhookHostile -benchtime 1x ./e2e/
 func BenchmarkWebhookHostile(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		hostileOnce(b)

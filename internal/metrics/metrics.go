@@ -5,8 +5,8 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
