@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"testing"
 	"time"
-
-	"github.com/queen-app/queen-app/internal/contract"
 )
 
 // TestContractRateLimitAnswers: the sandbox's rate-limit answers, REST
@@ -15,14 +13,8 @@ import (
 // 200, the secondary as 200 and 403, the resource limit's partial data),
 // are GitHub's documented answers, x-ratelimit-* included.
 func TestContractRateLimitAnswers(t *testing.T) {
-	spec, err := contract.LoadREST()
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := contract.LoadGraphQL()
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := restContract(t)
+	schema := graphQLContract(t)
 	ctx := context.Background()
 	s, a := setup(t)
 	s.SetIssue(repo, 5, true, "Fix the compiler")

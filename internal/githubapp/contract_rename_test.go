@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/queen-app/queen-app/internal/contract"
 	"github.com/queen-app/queen-app/internal/githubtest"
 )
 
@@ -13,14 +12,8 @@ import (
 // app sends under the old name (and where GitHub's 301 sends it) and what
 // the sandbox answers are GitHub's documented requests and answers.
 func TestContractRenamedRepository(t *testing.T) {
-	spec, err := contract.LoadREST()
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := contract.LoadGraphQL()
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := restContract(t)
+	schema := graphQLContract(t)
 	ctx := context.Background()
 	s, a := setup(t)
 	s.AddPR(repo, githubtest.PR{HeadRef: "queen-1", HeadRepo: repo, State: "closed"})

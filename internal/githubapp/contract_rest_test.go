@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queen-app/queen-app/internal/contract"
 	"github.com/queen-app/queen-app/internal/githubtest"
 )
 
@@ -16,10 +15,7 @@ import (
 // (method, path, query parameters and values, body) and every answer to
 // the documented response for its status.
 func TestContractRESTRequestsAndAnswers(t *testing.T) {
-	spec, err := contract.LoadREST()
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := restContract(t)
 	s, a := setup(t)
 	ctx := context.Background()
 	s.SetIssue(repo, 5, true, "Fix the compiler")

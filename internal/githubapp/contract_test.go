@@ -49,10 +49,7 @@ func branches(n int) []string {
 // with its variables against GitHub's published schema, and the sandbox's
 // answer has the shape the schema gives it.
 func TestContractGraphQLQueriesValidate(t *testing.T) {
-	schema, err := contract.LoadGraphQL()
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := graphQLContract(t)
 	s, a := setup(t)
 	for range 101 {
 		s.AddPR(repo, githubtest.PR{HeadRef: "queen-1", HeadRepo: repo, State: "closed"})
@@ -84,10 +81,7 @@ func TestContractGraphQLQueriesValidate(t *testing.T) {
 // vacuous: the app's own query, broken by a bad field, a bad enum value,
 // a wrong variable type or a wrong variable value, is refused.
 func TestContractGraphQLRefusesBrokenQueries(t *testing.T) {
-	schema, err := contract.LoadGraphQL()
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := graphQLContract(t)
 	s, a := setup(t)
 	s.Record()
 	a.BatchPRStates(context.Background(), inst, "hive", "t27", branches(2))
@@ -145,4 +139,24 @@ func TestContractGraphQLRefusesBrokenQueries(t *testing.T) {
 			t.Errorf("answer %s: passed", name)
 		}
 	}
+}
+
+// graphQLContract is GitHub's published GraphQL schema, vendored.
+func graphQLContract(t *testing.T) *contract.GraphQL {
+	t.Helper()
+	schema, err := contract.LoadGraphQL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return schema
+}
+
+// restContract is GitHub's published REST description, vendored.
+func restContract(t *testing.T) *contract.REST {
+	t.Helper()
+	spec, err := contract.LoadREST()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
 }
