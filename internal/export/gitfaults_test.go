@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -151,17 +150,7 @@ func (e *env) countObjects(t testing.TB) (loose, packs int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range strings.Split(string(out), "\n") {
-		k, v, _ := strings.Cut(l, ": ")
-		n, _ := strconv.Atoi(v)
-		switch k {
-		case "count":
-			loose = n
-		case "packs":
-			packs = n
-		}
-	}
-	return loose, packs
+	return countObjects(string(out))
 }
 
 // inCache reports whether the cache's clone holds object sha.
