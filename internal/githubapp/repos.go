@@ -85,7 +85,9 @@ func (a *App) InstallationRepos(ctx context.Context, installationID int64) ([]Re
 }
 
 // BranchHead is the commit a branch points at, or "" when the branch does
-// not exist (404). Only the exact ref counts (GET git/ref/heads/{branch}).
+// not exist: 404, or GitHub's 409 "Git Repository is empty." for a
+// repository with no commit yet (any other 409 is an error). Only the
+// exact ref counts (GET git/ref/heads/{branch}).
 func (a *App) BranchHead(ctx context.Context, installationID int64, owner, repo, branch string) (string, error) {
 	op := "GET /repos/" + owner + "/" + repo + "/git/ref/heads/" + branch
 	in, err := a.installation(installationID)
@@ -94,7 +96,7 @@ func (a *App) BranchHead(ctx context.Context, installationID int64, owner, repo,
 	}
 	ref, _, err := in.gh.Git.GetRef(ctx, owner, repo, "heads/"+branch)
 	if err != nil {
-		if status(err) == http.StatusNotFound {
+		if status(err) == http.StatusNotFound || emptyRepository(err) {
 			return "", nil
 		}
 		return "", fail(op, err)
@@ -176,6 +178,14 @@ func (a *App) InstallationToken(ctx context.Context, installationID int64) (stri
 		return "", fail("installation token", err)
 	}
 	return tok, nil
+}
+
+// emptyRepository reports GitHub's answer to a ref read of a repository
+// with no commit: 409 "Git Repository is empty.".
+func emptyRepository(err error) bool {
+	var er *github.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusConflict &&
+		strings.Contains(strings.ToLower(er.Message), "repository is empty")
 }
 
 // status is the HTTP status of a go-github error, 0 when none.

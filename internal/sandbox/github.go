@@ -145,6 +145,7 @@ type GitHub struct {
 	legacyTokens  bool
 	resourceLimit int // aliases a GraphQL query may hold; 0: no limit
 	moved         moves
+	empty         map[string]bool // repositories with no commit yet, lower case
 }
 
 // NewGitHub starts a GitHub stand-in on a loopback port. It generates an
@@ -167,6 +168,7 @@ func NewGitHub() (*GitHub, error) {
 		branches:      map[string]map[string]string{},
 		remotes:       map[string]*Remote{},
 		moved:         moves{to: map[string]string{}, ids: map[string]int64{}},
+		empty:         map[string]bool{},
 		numbers:       map[string]int{},
 		nextDelivery:  1000,
 		redeliverCode: http.StatusOK,
@@ -343,6 +345,34 @@ func (s *GitHub) SetBranch(repo, branch, sha string) {
 		return
 	}
 	s.branches[k][branch] = sha
+	delete(s.empty, k)
+}
+
+// EmptyRepo makes repo a repository with no commit yet, as GitHub has
+// them after "create repository" without a README: no branch, and its ref
+// reads answer 409 "Git Repository is empty." until SetBranch gives it
+// one. A repository linked to a Remote is empty while the remote has no
+// branch, without this.
+func (s *GitHub) EmptyRepo(repo string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := strings.ToLower(repo)
+	delete(s.branches, k)
+	s.empty[k] = true
+}
+
+// emptyRepo reports whether repo has no commit yet.
+func (s *GitHub) emptyRepo(repo string) bool {
+	k := strings.ToLower(repo)
+	s.mu.Lock()
+	r := s.remotes[k]
+	empty := s.empty[k]
+	s.mu.Unlock()
+	if r != nil {
+		heads, err := r.Refs("refs/heads/")
+		return err == nil && len(heads) == 0
+	}
+	return empty
 }
 
 // AddDelivery records a webhook delivery attempt; ID 0 takes the next id.
@@ -992,10 +1022,19 @@ func (s *GitHub) getBranch(w http.ResponseWriter, r *http.Request, repo string) 
 	})
 }
 
+// EmptyRepoMessage is GitHub's 409 to a ref read of a repository with no
+// commit yet.
+const EmptyRepoMessage = "Git Repository is empty."
+
 func (s *GitHub) getRef(w http.ResponseWriter, r *http.Request, repo string) {
 	name := r.PathValue("branch")
 	sha, ok := s.branch(repo, name)
 	if !ok {
+		if s.emptyRepo(repo) {
+			writeJSON(w, http.StatusConflict, map[string]any{"message": EmptyRepoMessage,
+				"documentation_url": "https://docs.github.com/rest/git/refs#get-a-reference", "status": "409"})
+			return
+		}
 		notFound(w)
 		return
 	}

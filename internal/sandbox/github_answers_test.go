@@ -134,3 +134,25 @@ func TestRedeliverUnknownIsValidationFailed(t *testing.T) {
 		t.Fatalf("unknown delivery: %d %v, want 422 Validation Failed", resp.StatusCode, obj)
 	}
 }
+
+// A repository with no commit answers a ref read 409 "Git Repository is
+// empty.", as GitHub does, until it has a branch; one with commits answers
+// 404 for a branch it lacks.
+func TestEmptyRepositoryRefIsConflict(t *testing.T) {
+	s := githubtest.New(t)
+	s.AddInstallation(1, "hive", "hive/t27", "hive/full")
+	tok := mint(t, s, 1)
+	s.EmptyRepo("hive/t27")
+	s.SetBranch("hive/full", "master", strings.Repeat("a", 40))
+	resp, obj, _ := do(t, "GET", s.URL()+"repos/hive/t27/git/ref/heads/queen-1", tok, nil)
+	if resp.StatusCode != http.StatusConflict || obj["message"] != "Git Repository is empty." {
+		t.Fatalf("empty repository: %d %v, want 409 Git Repository is empty.", resp.StatusCode, obj)
+	}
+	if resp, _, _ := do(t, "GET", s.URL()+"repos/hive/full/git/ref/heads/queen-1", tok, nil); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("a missing branch of a repository with commits: %d, want 404", resp.StatusCode)
+	}
+	s.SetBranch("hive/t27", "master", strings.Repeat("b", 40))
+	if resp, _, _ := do(t, "GET", s.URL()+"repos/hive/t27/git/ref/heads/queen-1", tok, nil); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("after its first branch: %d, want 404", resp.StatusCode)
+	}
+}

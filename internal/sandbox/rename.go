@@ -71,6 +71,10 @@ func (s *GitHub) RenameRepo(from, to string) {
 		s.branches[t] = v
 		delete(s.branches, f)
 	}
+	if s.empty[f] {
+		s.empty[t] = true
+		delete(s.empty, f)
+	}
 	if v, ok := s.remotes[f]; ok {
 		s.remotes[t] = v
 		delete(s.remotes, f)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -144,5 +145,22 @@ func TestUnreadablePRsFailsOnlyThatBranch(t *testing.T) {
 	}
 	if resp, _, _ := do(t, "GET", base+"queen-4", tok, nil); resp.StatusCode != http.StatusOK {
 		t.Errorf("another branch: %d, want 200", resp.StatusCode)
+	}
+}
+
+// GitHub's git repository with no branch left is an empty repository: its
+// ref reads answer 409, as GitHub's do.
+func TestRemoteWithoutBranchesIsEmpty(t *testing.T) {
+	sb := start(t)
+	tok := mint(t, sb.GitHub, sb.Installation)
+	if resp, _, _ := do(t, "GET", sb.GitHub.URL()+"repos/hive/t27/git/ref/heads/queen-1", tok, nil); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("a missing branch beside master: %d, want 404", resp.StatusCode)
+	}
+	if out, err := exec.Command("git", "-C", sb.Git.Dir, "update-ref", "-d", "refs/heads/master").CombinedOutput(); err != nil {
+		t.Fatalf("delete master: %v %s", err, out)
+	}
+	resp, obj, _ := do(t, "GET", sb.GitHub.URL()+"repos/hive/t27/git/ref/heads/queen-1", tok, nil)
+	if resp.StatusCode != http.StatusConflict || obj["message"] != sandbox.EmptyRepoMessage {
+		t.Fatalf("no branch left: %d %v, want 409 %s", resp.StatusCode, obj, sandbox.EmptyRepoMessage)
 	}
 }
