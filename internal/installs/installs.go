@@ -375,3 +375,48 @@ func (r *Registry) OldNames(ctx context.Context, repo string) ([]string, error) 
 	sort.Strings(out)
 	return out, nil
 }
+
+// movedScript records a rename or transfer from the repository event:
+// installation ARGV[1] has the repository under its new name ARGV[5]
+// (key ARGV[4]) and keeps the old ARGV[3] (key ARGV[2]), whose rows are
+// read through GitHub's redirect, as Sync keeps it; the old name, and
+// every older name that led to it, maps to the new. A name taken back is
+// its repository's again, so the new name maps nowhere.
+var movedScript = redis.NewScript(`
+redis.call('HSET', KEYS[1], ARGV[4], ARGV[1] .. ' ' .. ARGV[5])
+if ARGV[2] ~= ARGV[4] then
+  redis.call('HSET', KEYS[1], ARGV[2], ARGV[1] .. ' ' .. ARGV[3])
+  local all = redis.call('HGETALL', KEYS[2])
+  for i = 1, #all, 2 do
+    if string.lower(all[i+1]) == ARGV[2] then
+      redis.call('HSET', KEYS[2], all[i], ARGV[5])
+    end
+  end
+  redis.call('HSET', KEYS[2], ARGV[2], ARGV[5])
+  redis.call('HDEL', KEYS[2], ARGV[4])
+end
+redis.call('PUBLISH', '` + Changed + `', '')
+return 0
+`)
+
+// Moved records at once what GitHub's repository event says of a rename
+// or transfer, without waiting for the next Sync: installation id reaches
+// the repository once named old by its name now, to; both names stay
+// installed, and rows written under old (or any name before it) are
+// found from to (OldNames).
+func (r *Registry) Moved(ctx context.Context, id int64, old, to string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	for _, name := range []string{old, to} {
+		if !ghrepo.Valid(name) {
+			return fmt.Errorf("installs: installation %d: repository %q is not owner/name", id, name)
+		}
+	}
+	err := movedScript.Run(ctx, r.rdb, []string{KeyRepos, KeyMoved},
+		id, ghrepo.Key(old), old, ghrepo.Key(to), to).Err()
+	if err != nil {
+		return fmt.Errorf("installs: record %s moved to %s: %w", old, to, err)
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package installs
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/queen-app/queen-app/internal/githubtest"
@@ -41,5 +42,61 @@ func TestSyncKeepsARenamedRepositorysOldName(t *testing.T) {
 		if _, _, ok := lookup(t, r, name); ok {
 			t.Fatalf("%s still installed after the installation lost it", name)
 		}
+	}
+}
+
+// The repository event's rename or transfer is recorded at once: the new
+// name is installed, the old stays, and every earlier name maps to the
+// newest; a name taken back maps nowhere.
+func TestMovedMapsEveryOldNameAtOnce(t *testing.T) {
+	ctx := context.Background()
+	gh := githubtest.New(t)
+	gh.AddInstallation(11, "hive", "hive/t27")
+	app := newApp(t, gh)
+	r := New(redistest.Start(t).Client())
+	must(t, Sync(ctx, app, r))
+	old := func(repo string) []string {
+		t.Helper()
+		olds, err := r.OldNames(ctx, repo)
+		must(t, err)
+		return olds
+	}
+
+	must(t, r.Moved(ctx, 11, "hive/t27", "hive/T28"))
+	for _, name := range []string{"hive/t27", "hive/t28"} {
+		if id, _, ok := lookup(t, r, name); !ok || id != 11 {
+			t.Fatalf("%s after the rename: %d %v, want installation 11", name, id, ok)
+		}
+	}
+	if got := old("hive/t28"); !slices.Equal(got, []string{"hive/t27"}) {
+		t.Fatalf("old names of hive/t28: %q, want hive/t27", got)
+	}
+	must(t, r.Moved(ctx, 11, "hive/T28", "bees/t28"))
+	if got := old("bees/t28"); !slices.Equal(got, []string{"hive/t27", "hive/t28"}) {
+		t.Fatalf("old names of bees/t28 after the transfer: %q, want hive/t27 and hive/t28", got)
+	}
+	if got := old("hive/t28"); len(got) != 0 {
+		t.Fatalf("hive/t28 still has old names %q", got)
+	}
+	repos, err := r.Repos(ctx)
+	must(t, err)
+	if len(repos) != 3 || repos[0].Name != "bees/t28" || repos[2].Name != "hive/T28" {
+		t.Fatalf("installed: %+v, want bees/t28 and both old names as spelled", repos)
+	}
+
+	must(t, r.Moved(ctx, 11, "bees/t28", "hive/t27")) // back to its first name
+	if got := old("hive/t27"); !slices.Equal(got, []string{"bees/t28", "hive/t28"}) {
+		t.Fatalf("old names of hive/t27 taken back: %q, want bees/t28 and hive/t28", got)
+	}
+	if got := old("bees/t28"); len(got) != 0 {
+		t.Fatalf("bees/t28 still has old names %q", got)
+	}
+	for _, bad := range [][2]string{{"hive", "hive/t2"}, {"hive/t2", "x"}} {
+		if err := r.Moved(ctx, 11, bad[0], bad[1]); err == nil {
+			t.Errorf("Moved(%q, %q) took a name that is not owner/name", bad[0], bad[1])
+		}
+	}
+	if err := r.Moved(ctx, 0, "hive/a", "hive/b"); err == nil {
+		t.Error("Moved took installation 0")
 	}
 }
