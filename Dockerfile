@@ -10,7 +10,7 @@ RUN go mod download
 COPY cmd ./cmd
 COPY internal ./internal
 # VERSION is the release (internal/version.Version, the chart's appVersion).
-ARG VERSION=0.1.0
+ARG VERSION=0.2.0
 ARG COMMIT=
 RUN CGO_ENABLED=0 go build -trimpath -o /out/ \
       -ldflags "-s -w -X github.com/queen-app/queen-app/internal/version.Version=${VERSION} -X github.com/queen-app/queen-app/internal/version.Commit=${COMMIT}" \

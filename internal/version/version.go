@@ -2,7 +2,7 @@
 // (the module version, also the chart's appVersion), the commit and the Go
 // toolchain. Release builds set Version and Commit with -ldflags:
 //
-//	go build -ldflags "-X github.com/queen-app/queen-app/internal/version.Version=0.1.0 \
+//	go build -ldflags "-X github.com/queen-app/queen-app/internal/version.Version=0.2.0 \
 //	  -X github.com/queen-app/queen-app/internal/version.Commit=$(git rev-parse HEAD)" ./cmd/...
 package version
 
@@ -14,7 +14,7 @@ import (
 // Set by -ldflags; see the package comment.
 var (
 	// Version is the release this tree is.
-	Version = "0.1.0"
+	Version = "0.2.0"
 	// Commit is the source commit; empty takes the VCS stamp of the build.
 	Commit = ""
 )
