@@ -46,11 +46,19 @@ func Run(ctx context.Context, srv *http.Server, log *slog.Logger) error {
 	return RunListener(ctx, srv, ln, log)
 }
 
-// RunListener is Run on an open listener.
+// RunListener is Run on an open listener; with srv.TLSConfig set (see
+// TLSConfig) it serves HTTPS.
 func RunListener(ctx context.Context, srv *http.Server, ln net.Listener, log *slog.Logger) error {
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String())
+	go func() {
+		if srv.TLSConfig != nil {
+			// The pair comes from TLSConfig's GetCertificate.
+			errc <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
+	log.Info("listening", "addr", ln.Addr().String(), "tls", srv.TLSConfig != nil)
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {
