@@ -420,6 +420,30 @@ func TestManifestSubscribesToWhatTheCodeHandles(t *testing.T) {
 	}
 }
 
+// eventPermissions is the permission GitHub requires of an App to
+// subscribe to each event (docs.github.com, "Webhook events and payloads":
+// "a GitHub App must have at least read-level access for the ...
+// permission").
+var eventPermissions = map[string]string{"pull_request": "pull_requests", "repository": "metadata"}
+
+// TestManifestGrantsWhatEachEventNeeds: GitHub refuses a manifest whose
+// events need a permission it does not grant.
+func TestManifestGrantsWhatEachEventNeeds(t *testing.T) {
+	for _, name := range manifestFiles {
+		m := manifest(t, name)
+		for _, e := range m.DefaultEvents {
+			perm, ok := eventPermissions[e]
+			if !ok {
+				t.Errorf("%s subscribes to %s: add the permission GitHub requires for it to eventPermissions", name, e)
+				continue
+			}
+			if lvl := m.DefaultPermissions[perm]; lvl != "read" && lvl != "write" {
+				t.Errorf("%s subscribes to %s, which needs %s read; it grants %q", name, e, perm, lvl)
+			}
+		}
+	}
+}
+
 func TestManifestHookPointsAtTheReceiver(t *testing.T) {
 	for _, name := range manifestFiles {
 		m := manifest(t, name)

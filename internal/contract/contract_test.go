@@ -68,14 +68,22 @@ func TestContractSandboxWebhooksValidate(t *testing.T) {
 		func() (sandbox.Delivery, error) { return gh.ClosePR("hive/t27", merged, true) },
 		func() (sandbox.Delivery, error) { return gh.ClosePR("hive/t27", closed, false) },
 		func() (sandbox.Delivery, error) { return gh.ReopenPR("hive/t27", closed) },
+		func() (sandbox.Delivery, error) { return gh.MoveRepo("hive/t27", "hive/t28") },
+		func() (sandbox.Delivery, error) { return gh.MoveRepo("hive/t28", "bees/t28") },
 	} {
 		if _, err := f(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ds := got()
-	if len(ds) != 3 {
-		t.Fatalf("deliveries = %d, want 3", len(ds))
+	if len(ds) != 5 {
+		t.Fatalf("deliveries = %d, want 5", len(ds))
+	}
+	for i, want := range []string{"renamed", "transferred"} {
+		var p struct{ Action string }
+		if d := ds[3+i]; d.header.Get("X-GitHub-Event") != "repository" || json.Unmarshal(d.body, &p) != nil || p.Action != want {
+			t.Errorf("delivery %d: %s %s, want repository %s", 4+i, d.header.Get("X-GitHub-Event"), p.Action, want)
+		}
 	}
 	for _, d := range ds {
 		if err := hooks.Check(d.header, d.body); err != nil {

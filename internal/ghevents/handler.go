@@ -86,6 +86,7 @@ type Installs interface {
 	Unsuspend(ctx context.Context, id int64) error
 	AddRepos(ctx context.Context, id int64, repos ...string) error
 	RemoveRepos(ctx context.Context, id int64, repos ...string) error
+	Moved(ctx context.Context, id int64, old, to string) error
 }
 
 // Config configures the webhook handler.
@@ -257,6 +258,7 @@ func (h *handler) on() map[string]eventFunc {
 		"pull_request":              h.pullRequest,
 		"installation":              h.installation,
 		"installation_repositories": h.installationRepositories,
+		"repository":                h.repository,
 	}
 }
 
@@ -264,7 +266,7 @@ func (h *handler) on() map[string]eventFunc {
 // to those GitHub does not send every App anyway).
 func Events() []string {
 	h := &handler{}
-	out := make([]string, 0, 4)
+	out := make([]string, 0, 5)
 	for e := range h.on() {
 		out = append(out, e)
 	}

@@ -73,12 +73,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 
 var knownEvents = map[string]bool{
 	"ping": true, "pull_request": true, "installation": true, "installation_repositories": true,
+	"repository": true,
 }
 
 var knownActions = map[string]bool{
 	"closed": true, "reopened": true, "opened": true, "synchronize": true, "edited": true,
 	"created": true, "deleted": true, "suspend": true, "unsuspend": true,
 	"new_permissions_accepted": true, "added": true, "removed": true,
+	"renamed": true, "transferred": true,
 }
 
 func eventLabel(event string) string {

@@ -1,10 +1,14 @@
 package sandbox
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/queen-app/queen-app/internal/ghrepo"
 )
 
 // moves are the renames and transfers of repositories: a repository keeps
@@ -173,4 +177,50 @@ func (s *GitHub) currentCase(lower string) string {
 		}
 	}
 	return lower
+}
+
+// MoveRepo is RenameRepo followed by the repository event GitHub sends the
+// App: "renamed" (changes.repository.name.from) when the owner stays,
+// "transferred" (changes.owner.from) when it changes; the payload names
+// the repository as it is now.
+func (s *GitHub) MoveRepo(from, to string) (Delivery, error) {
+	s.RenameRepo(from, to)
+	s.mu.Lock()
+	inst := s.installationOf(to)
+	h := s.hook
+	s.mu.Unlock()
+	if inst == nil {
+		return Delivery{}, fmt.Errorf("sandbox: the App is not installed on %s", to)
+	}
+	fromOwner, fromName := ghrepo.Split(from)
+	toOwner, _ := ghrepo.Split(to)
+	action := "renamed"
+	changes := map[string]any{"repository": map[string]any{"name": map[string]any{"from": fromName}}}
+	if !strings.EqualFold(fromOwner, toOwner) {
+		action = "transferred"
+		changes = map[string]any{"owner": map[string]any{"from": map[string]any{"organization": orgShape(fromOwner)}}}
+	}
+	body, err := json.Marshal(map[string]any{
+		"action":       action,
+		"changes":      changes,
+		"repository":   s.repoJSON(to),
+		"installation": map[string]any{"id": inst.id, "node_id": fmt.Sprintf("MDIz%d", inst.id)},
+		"sender":       userShape(map[string]any{"login": "octocat", "type": "User"}),
+	})
+	if err != nil {
+		return Delivery{}, err
+	}
+	return s.deliver(h, "repository", action, inst.id, body)
+}
+
+// orgShape is an organization as a transfer's changes.owner.from names it.
+func orgShape(login string) map[string]any {
+	u := userShape(map[string]any{"login": login, "type": "Organization"})
+	api := "https://api.github.com/orgs/" + login
+	return map[string]any{
+		"login": login, "id": u["id"], "node_id": u["node_id"], "url": api, "repos_url": api + "/repos",
+		"events_url": api + "/events", "hooks_url": api + "/hooks", "issues_url": api + "/issues",
+		"members_url": api + "/members{/member}", "public_members_url": api + "/public_members{/member}",
+		"avatar_url": u["avatar_url"], "description": nil, "html_url": "https://github.com/" + login,
+	}
 }
