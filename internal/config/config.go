@@ -5,6 +5,7 @@
 package config
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/githubapp"
 	"github.com/queen-app/queen-app/internal/redisconn"
+	"github.com/queen-app/queen-app/internal/serve"
 )
 
 // Role says which binary is loading: each needs a different subset.
@@ -68,8 +70,11 @@ type Config struct {
 
 	Listen    string
 	APIListen string
-	APIToken  string // never logged
-	QueenAPI  string // where queenctl finds the claims API
+	APIToken  string  // never logged
+	QueenAPI  string  // where queenctl finds the claims API
+	QueenCA   []byte  // PEM certificates queenctl trusts for QueenAPI beyond the system's
+	TLS       TLSPair // QUEEN_LISTEN's certificate, webhook only
+	APITLS    TLSPair // QUEEN_API_LISTEN's certificate, webhook only
 
 	FreeClosedPR      bool
 	ReleaseDeadClaims bool
@@ -174,7 +179,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		Listen:                r.listen("QUEEN_LISTEN", DefaultListen),
 		APIListen:             r.listen("QUEEN_API_LISTEN", apiListenOf(role)),
 		APIToken:              r.secret("QUEEN_API_TOKEN", "QUEEN_API_TOKEN_FILE", 0),
-		QueenAPI:              r.url("QUEEN_API_URL", DefaultQueenAPI),
+		QueenAPI:              r.apiURL("QUEEN_API_URL", DefaultQueenAPI),
 		WebhookSecret:         r.secret("GITHUB_WEBHOOK_SECRET", "GITHUB_WEBHOOK_SECRET_FILE", 0),
 		WebhookSecretPrev:     r.secret("GITHUB_WEBHOOK_SECRET_PREVIOUS", "GITHUB_WEBHOOK_SECRET_PREVIOUS_FILE", absentIsUnset),
 		FreeClosedPR:          r.flag("QUEEN_FREE_CLOSED_PR"),
@@ -212,7 +217,12 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 			r.fail("QUEEN_REDIS_URL", "is required")
 		}
 		r.app(c)
+		if role == Worker { // queenctl doctor asks the claims API as the worker's settings
+			c.QueenCA = r.caFile("QUEEN_CA_FILE")
+		}
 		if role == Webhook {
+			c.TLS = r.tlsPair("QUEEN_TLS_CERT_FILE", "QUEEN_TLS_KEY_FILE")
+			c.APITLS = r.tlsPair("QUEEN_API_TLS_CERT_FILE", "QUEEN_API_TLS_KEY_FILE")
 			if c.WebhookSecret == "" {
 				r.fail("GITHUB_WEBHOOK_SECRET", "is required and must not be empty (or GITHUB_WEBHOOK_SECRET_FILE)")
 			}
@@ -229,6 +239,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 			}
 		}
 	case CLI:
+		c.QueenCA = r.caFile("QUEEN_CA_FILE")
 		if c.APIToken == "" {
 			r.fail("QUEEN_API_TOKEN", "is required (or QUEEN_API_TOKEN_FILE)")
 		}
@@ -433,7 +444,14 @@ func (r *reader) str(name, def string) string {
 	return def
 }
 
-func (r *reader) url(name, def string) string {
+func (r *reader) url(name, def string) string { return r.checkURL(name, def, false) }
+
+// apiURL is url for the claims API, whose plain http:// is also accepted
+// at a cluster-local Service name (what the chart's NOTES print): those
+// requests never leave the cluster.
+func (r *reader) apiURL(name, def string) string { return r.checkURL(name, def, true) }
+
+func (r *reader) checkURL(name, def string, clusterLocal bool) string {
 	v := r.str(name, def)
 	if v == "" {
 		return ""
@@ -449,9 +467,14 @@ func (r *reader) url(name, def string) string {
 		r.fail(name, "must not carry credentials (user:password@)")
 		return ""
 	}
-	if u.Scheme == "http" && !r.insecure && !Loopback(u.Hostname()) {
-		// Tokens travel with these requests: in clear only on this host.
-		r.fail(name, "must be https:// unless on loopback (or set QUEEN_ALLOW_INSECURE_URLS=on)")
+	if u.Scheme == "http" && !r.insecure && !Loopback(u.Hostname()) && !(clusterLocal && ClusterLocal(u.Hostname())) {
+		// Tokens travel with these requests: in clear only on this host
+		// (or, for the claims API, inside the cluster).
+		if clusterLocal {
+			r.fail(name, "must be https:// unless on loopback or a cluster-local Service (NAME.NAMESPACE.svc) (or set QUEEN_ALLOW_INSECURE_URLS=on)")
+		} else {
+			r.fail(name, "must be https:// unless on loopback (or set QUEEN_ALLOW_INSECURE_URLS=on)")
+		}
 		return ""
 	}
 	return v
@@ -465,6 +488,87 @@ func Loopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// ClusterLocal reports whether host is a Kubernetes Service's
+// cluster-local name, NAME.NAMESPACE.svc or NAME.NAMESPACE.svc.cluster.local,
+// which only the cluster's DNS answers.
+func ClusterLocal(host string) bool {
+	labels := strings.Split(strings.ToLower(strings.TrimSuffix(host, ".")), ".")
+	for _, l := range labels {
+		if l == "" {
+			return false
+		}
+	}
+	switch len(labels) {
+	case 3:
+		return labels[2] == "svc"
+	case 5:
+		return strings.Join(labels[2:], ".") == "svc.cluster.local"
+	}
+	return false
+}
+
+// TLSPair is a listener's certificate and key files, checked by Load to
+// be a pair that serves; empty, the listener serves plain HTTP.
+type TLSPair struct {
+	CertVar, KeyVar   string
+	CertFile, KeyFile string
+}
+
+// Enabled reports whether the listener serves TLS.
+func (p TLSPair) Enabled() bool { return p.CertFile != "" }
+
+// Error is err from serve.LoadKeyPair or serve.TLSConfig as a *Error
+// naming the variable of the file at fault.
+func (p TLSPair) Error(err error) error {
+	var kp *serve.KeyPairError
+	if !errors.As(err, &kp) {
+		return &Error{p.CertVar, err.Error()}
+	}
+	if kp.KeyFile {
+		return &Error{p.KeyVar, strings.Replace(kp.Problem, "the certificate", "the certificate of "+p.CertVar, 1)}
+	}
+	return &Error{p.CertVar, kp.Problem}
+}
+
+// tlsPair reads a listener's pair: both files or neither, a pair that
+// serves.
+func (r *reader) tlsPair(certVar, keyVar string) TLSPair {
+	p := TLSPair{CertVar: certVar, KeyVar: keyVar, CertFile: r.str(certVar, ""), KeyFile: r.str(keyVar, "")}
+	switch {
+	case p.CertFile == "" && p.KeyFile == "":
+		return TLSPair{}
+	case p.KeyFile == "":
+		r.fail(keyVar, "is required with "+certVar)
+		return TLSPair{}
+	case p.CertFile == "":
+		r.fail(certVar, "is required with "+keyVar)
+		return TLSPair{}
+	}
+	if _, err := serve.LoadKeyPair(p.CertFile, p.KeyFile); err != nil {
+		r.failWith(p.Error(err))
+		return TLSPair{}
+	}
+	return p
+}
+
+// caFile reads the PEM certificates of the file name names, "" for none.
+func (r *reader) caFile(name string) []byte {
+	path := r.str(name, "")
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		r.fail(name, "cannot be read: "+pathError(err))
+		return nil
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(b) {
+		r.fail(name, "holds no PEM certificate: "+path)
+		return nil
+	}
+	return b
 }
 
 func (r *reader) listen(name, def string) string {

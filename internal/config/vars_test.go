@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/queen-app/queen-app/internal/config"
+	"github.com/queen-app/queen-app/internal/testkit"
 	"github.com/queen-app/queen-app/internal/workerserver"
 )
 
@@ -32,7 +33,14 @@ func full(t *testing.T) map[string]string {
 	if err := os.WriteFile(key, pemData, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	dir := t.TempDir()
+	hook, api := testkit.SelfSigned(t, dir, "hook", "localhost"), testkit.SelfSigned(t, dir, "api", "localhost")
 	return map[string]string{
+		"QUEEN_TLS_CERT_FILE":         hook.CertFile,
+		"QUEEN_TLS_KEY_FILE":          hook.KeyFile,
+		"QUEEN_API_TLS_CERT_FILE":     api.CertFile,
+		"QUEEN_API_TLS_KEY_FILE":      api.KeyFile,
+		"QUEEN_CA_FILE":               api.CertFile,
 		"QUEEN_REDIS_URL":             "redis://:pw-redis-0123456789@127.0.0.1:6379/0",
 		"GITHUB_APP_ID":               "42",
 		"GITHUB_APP_PRIVATE_KEY_FILE": key,
