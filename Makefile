@@ -1,8 +1,23 @@
-.PHONY: test mutate bench fuzz soak
+.PHONY: test build version mutate bench fuzz soak
+
+# The release is internal/version.Version, its one home; a release from a tag
+# builds with VERSION from the tag, which must agree (release.yml checks).
+# The Dockerfile's go build is this one (TestDockerfileBuildsWhatMakeBuilds).
+MODULE = github.com/queen-app/queen-app
+VERSION ?= $(shell sed -n 's/^[[:space:]]*Version = "\(.*\)"$$/\1/p' internal/version/version.go)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+OUT ?= bin
 
 test:
 	go vet ./...
 	go test ./...
+
+# The three binaries, static, for GOOS/GOARCH from the environment.
+build:
+	CGO_ENABLED=0 go build -trimpath -o $(OUT)/ -ldflags "-s -w -X $(MODULE)/internal/version.Version=$(VERSION) -X $(MODULE)/internal/version.Commit=$(COMMIT)" ./cmd/webhook ./cmd/worker ./cmd/queenctl
+
+version:
+	@echo $(VERSION)
 
 # Breaks each rule of internal/rules, each decision of the claim view, the
 # ledger's transitions and the export's checks once, and requires a failing

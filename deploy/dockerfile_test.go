@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path"
 	"regexp"
 	"slices"
@@ -314,4 +315,94 @@ func parseDir(t *testing.T, dir string) []*ast.File {
 		t.Fatalf("no Go files in %s", dir)
 	}
 	return files
+}
+
+// dockerBuildLine is the Dockerfile's go build, continuation lines joined.
+func dockerBuildLine(t *testing.T) string {
+	t.Helper()
+	for _, in := range dockerfile(t) {
+		if in.op == "RUN" && strings.Contains(in.args, "go build") {
+			return in.args
+		}
+	}
+	t.Fatal("Dockerfile: no RUN with go build")
+	return ""
+}
+
+// TestDockerfileBuildsWhatMakeBuilds: the image's binaries are make build's,
+// flag for flag: make prints its command (make -n) with the values the
+// Dockerfile's build arguments stand for, and the two must be one line but
+// for the target platform, which make takes from the environment.
+func TestDockerfileBuildsWhatMakeBuilds(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Fatalf("make is needed to print make build's command (.ci/run installs it): %v", err)
+	}
+	const v, commit = "9.8.7", "0123456789abcdef0123456789abcdef01234567"
+	cmd := exec.Command("make", "-n", "-s", "build", "VERSION="+v, "COMMIT="+commit, "OUT=/out")
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "MAKEFLAGS=", "MAKELEVEL=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n build: %v\n%s", err, out)
+	}
+	makeLine := strings.Join(strings.Fields(string(out)), " ")
+
+	docker := strings.NewReplacer("${VERSION}", v, "${COMMIT}", commit).Replace(dockerBuildLine(t))
+	platform := regexp.MustCompile(`^GOOS=\$\{TARGETOS\} GOARCH=\$\{TARGETARCH\} `)
+	if !platform.MatchString(docker) {
+		t.Errorf("the Dockerfile's go build does not build for the target platform (GOOS=${TARGETOS} GOARCH=${TARGETARCH}): %s", docker)
+	}
+	docker = platform.ReplaceAllString(docker, "")
+	if docker != makeLine {
+		t.Errorf("the Dockerfile and make build differ:\nDockerfile: %s\nmake:       %s", docker, makeLine)
+	}
+
+	// make's VERSION defaults to the release.
+	cmd = exec.Command("make", "-s", "version")
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "MAKEFLAGS=", "MAKELEVEL=")
+	out, err = cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) != version.Version {
+		t.Errorf("make version says %q (%v); internal/version.Version is %s", out, err, version.Version)
+	}
+}
+
+// TestImageIsPinnedAndLabelled: every base image is pinned by digest, so a
+// rebuild of a tag builds on what was tested, and the image carries the OCI
+// labels registries and scanners read.
+func TestImageIsPinnedAndLabelled(t *testing.T) {
+	ins := dockerfile(t)
+	pinned := regexp.MustCompile(`^(--platform=\S+ )?\S+:\S+@sha256:[0-9a-f]{64} AS \S+$`)
+	froms := 0
+	for _, in := range ins {
+		if in.op == "FROM" {
+			froms++
+			if !pinned.MatchString(in.args) {
+				t.Errorf("FROM %s is not pinned by digest (image:tag@sha256:...)", in.args)
+			}
+		}
+	}
+	if froms < 2 {
+		t.Errorf("the Dockerfile has %d stages; want the build and the runtime", froms)
+	}
+	labels := map[string]string{}
+	re := regexp.MustCompile(`(org\.opencontainers\.image\.[a-z]+)="([^"]*)"`)
+	for _, in := range finalStage(ins) {
+		if in.op == "LABEL" {
+			for _, m := range re.FindAllStringSubmatch(in.args, -1) {
+				labels[m[1]] = m[2]
+			}
+		}
+	}
+	for _, k := range []string{"title", "description", "source", "licenses", "version", "revision"} {
+		if labels["org.opencontainers.image."+k] == "" {
+			t.Errorf("the image has no org.opencontainers.image.%s label", k)
+		}
+	}
+	if got := labels["org.opencontainers.image.version"]; got != "${VERSION}" {
+		t.Errorf("org.opencontainers.image.version is %q, want the build's ${VERSION}", got)
+	}
+	if !strings.Contains(readFile(t, "../LICENSE"), "Apache License") || labels["org.opencontainers.image.licenses"] != "Apache-2.0" {
+		t.Errorf("org.opencontainers.image.licenses %q is not the LICENSE's", labels["org.opencontainers.image.licenses"])
+	}
 }
