@@ -55,8 +55,7 @@ func claimsAPI(name string, stderr io.Writer) (*apiclient.Client, bool) {
 	cfg, err := config.Load(config.CLI, os.Getenv)
 	if err == nil {
 		var c *apiclient.Client
-		if c, err = apiclient.New(cfg.QueenAPI, cfg.APIToken, &http.Client{Timeout: 60 * time.Second,
-			Transport: reachTransport{cfg.QueenAPI, http.DefaultTransport}}); err == nil {
+		if c, err = newAPIClient(cfg, 60*time.Second); err == nil {
 			return c, true
 		}
 	}

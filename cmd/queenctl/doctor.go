@@ -227,7 +227,7 @@ func checkClaimsAPI(ctx context.Context, cfg *config.Config) (string, string) {
 	if cfg.APIToken == "" {
 		return failed("QUEEN_API_TOKEN is unset (or QUEEN_API_TOKEN_FILE): the claims API cannot be asked")
 	}
-	c, err := apiclient.New(cfg.QueenAPI, cfg.APIToken, nil)
+	c, err := newAPIClient(cfg, 0)
 	if err != nil {
 		return failed("QUEEN_API_URL: %v", err)
 	}

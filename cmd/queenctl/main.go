@@ -9,10 +9,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/queen-app/queen-app/internal/apiclient"
 	"github.com/queen-app/queen-app/internal/config"
 	"github.com/queen-app/queen-app/internal/usage"
 )
@@ -70,6 +73,18 @@ App's id and key).`,
 	Example: `go run ./cmd/queenctl demo      # the whole system on this machine, in a sandbox
 QUEEN_API_URL=http://127.0.0.1:8081 QUEEN_API_TOKEN="$(cat /etc/queen-app/api-token)" \
   queenctl explain hive/t27#9111`,
+}
+
+// newAPIClient is the claims API's client as cfg says: QUEEN_API_URL with
+// QUEEN_API_TOKEN, trusting QUEEN_CA_FILE's certificates, a refused
+// connection naming QUEEN_API_URL; timeout 0 leaves the bound to the
+// caller's context.
+func newAPIClient(cfg *config.Config, timeout time.Duration) (*apiclient.Client, error) {
+	rt, err := apiclient.Transport(cfg.QueenCA)
+	if err != nil {
+		return nil, &config.Error{Var: "QUEEN_CA_FILE", Problem: err.Error()}
+	}
+	return apiclient.New(cfg.QueenAPI, cfg.APIToken, &http.Client{Timeout: timeout, Transport: reachTransport{cfg.QueenAPI, rt}})
 }
 
 func writeUsage(w io.Writer) {

@@ -5,6 +5,7 @@ package webhookserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -55,6 +56,13 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 			ls.Webhook.Close()
 			return err
 		}
+	}
+	hookTLS, err1 := tlsConfig(cfg.TLS, log)
+	apiTLS, err2 := tlsConfig(cfg.APITLS, log)
+	if err := config.Join(err1, err2); err != nil {
+		ls.Webhook.Close()
+		ls.API.Close()
+		return err
 	}
 	rdb := redisconn.New(spec)
 	defer rdb.Close()
@@ -115,16 +123,17 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 
 	// Either server failing stops both.
 	errc := make(chan error, 2)
-	run := func(addr string, ln net.Listener, h http.Handler) {
+	run := func(addr string, ln net.Listener, tc *tls.Config, h http.Handler) {
 		srv := serve.NewServer(addr, h, log)
+		srv.TLSConfig = tc
 		go func() {
 			err := serve.RunListener(ctx, srv, ln, log)
 			cancel()
 			errc <- err
 		}()
 	}
-	run(cfg.Listen, ls.Webhook, hookHandler(hook))
-	run(cfg.APIListen, ls.API, apiHandler(health, claims))
+	run(cfg.Listen, ls.Webhook, hookTLS, hookHandler(hook))
+	run(cfg.APIListen, ls.API, apiTLS, apiHandler(health, claims))
 	// The ledger migrates once Redis answers; until then the claims API
 	// answers 503 and /readyz says why.
 	// A Redis that can never answer as configured stops both: exit 2.
@@ -151,6 +160,19 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	}
 	client.Close()
 	return err
+}
+
+// tlsConfig is the TLS of a listener with pair, nil for plain HTTP. Load
+// has checked the pair; one broken since is refused as Load would.
+func tlsConfig(pair config.TLSPair, log *slog.Logger) (*tls.Config, error) {
+	if !pair.Enabled() {
+		return nil, nil
+	}
+	c, err := serve.TLSConfig(pair.CertFile, pair.KeyFile, log)
+	if err != nil {
+		return nil, pair.Error(err)
+	}
+	return c, nil
 }
 
 // ackedEnqueuer enqueues a delivery's task under redisconn.DeliveryWrite:
