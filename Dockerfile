@@ -13,6 +13,8 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY cmd ./cmd
 COPY internal ./internal
+# internal/api serves docs/openapi.yaml, embedded by package docs.
+COPY docs/openapi.go docs/openapi.yaml ./docs/
 # VERSION is the release (internal/version.Version, the chart's appVersion).
 ARG VERSION=0.2.0
 ARG COMMIT=

@@ -156,6 +156,7 @@ func (s *server) endpoints() []endpoint {
 		{http.MethodPost, "/v1/repos/{owner}/{repo}/admission", "admission", s.admission},
 		{http.MethodPost, "/v1/repos/{owner}/{repo}/exports/{issue}/push", "export_push", s.exportPush},
 		{http.MethodGet, "/v1/audit", "audit", s.audit},
+		{http.MethodGet, OpenAPIPath, "openapi", s.openAPI},
 	}
 }
 

@@ -1,0 +1,223 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/queen-app/queen-app/docs"
+)
+
+// description is docs/openapi.yaml, loaded once per test binary, with a
+// router over its paths.
+type description struct {
+	doc    *openapi3.T
+	router routers.Router
+}
+
+var loadDescription = sync.OnceValues(func() (*description, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(docs.OpenAPI)
+	if err != nil {
+		return nil, fmt.Errorf("docs/openapi.yaml: %w", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("docs/openapi.yaml: %w", err)
+	}
+	doc.Servers = openapi3.Servers{{URL: "/"}} // the test server's address, whatever it is
+	r, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		return nil, fmt.Errorf("docs/openapi.yaml: router: %w", err)
+	}
+	return &description{doc: doc, router: r}, nil
+})
+
+// routingErrors are what a request the description has no operation for
+// may be answered (an unclean path, a wrong token or too many, no such
+// route, a wrong method, starting or busy): each an Error object.
+var routingErrors = []int{400, 401, 404, 405, 429, 503}
+
+// maxChecked bounds what is kept of a body to check it; a longer request
+// body (past the server's cap) is not checked, its answer must be a 4xx.
+const maxChecked = 4 << 20
+
+// checkedHandler serves h and checks every exchange against
+// docs/openapi.yaml: the request (path, query, headers, body, token) and
+// the answer (a documented status, its headers and body). A request the
+// description refuses must be refused (4xx); an answer it does not
+// describe is reported with the place of the mismatch. Streamed answers
+// (text/event-stream) are checked by status and headers.
+func checkedHandler(h http.Handler, report func(error)) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, whole := readSome(r)
+		rec := &recorder{ResponseWriter: rw}
+		h.ServeHTTP(rec, r)
+		if err := checkExchange(r, body, whole, rec); err != nil {
+			report(fmt.Errorf("%s %s -> %d: %w", r.Method, r.URL.RequestURI(), rec.status(), err))
+		}
+	})
+}
+
+// readSome reads up to maxChecked of r's body and puts it back in front of
+// the rest, for the handler to read as sent.
+func readSome(r *http.Request) (body []byte, whole bool) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, true
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxChecked+1))
+	whole = err == nil && len(body) <= maxChecked
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	return body, whole
+}
+
+// recorder keeps the status, the headers as sent and (but for a stream)
+// the body of an answer, passing everything through.
+type recorder struct {
+	http.ResponseWriter
+	code   int
+	header http.Header
+	stream bool
+	body   bytes.Buffer
+}
+
+func (w *recorder) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+		w.header = w.ResponseWriter.Header().Clone()
+		mt, _, _ := mime.ParseMediaType(w.header.Get("Content-Type"))
+		w.stream = mt == "text/event-stream"
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.stream && w.body.Len() < maxChecked {
+		w.body.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *recorder) Flush() {
+	if w.code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection (deadlines).
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *recorder) status() int {
+	if w.code == 0 {
+		return http.StatusOK
+	}
+	return w.code
+}
+
+func checkExchange(r *http.Request, body []byte, whole bool, rec *recorder) error {
+	d, err := loadDescription()
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	code := rec.status()
+	header := rec.header
+	if header == nil {
+		header = rec.Header()
+	}
+	// HEAD is served with each GET: the GET's answer without a body.
+	method := r.Method
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	req := r.Clone(ctx)
+	req.Method = method
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	route, params, err := d.router.FindRoute(req)
+	if err != nil {
+		if !slices.Contains(routingErrors, code) {
+			return fmt.Errorf("no operation in docs/openapi.yaml (%v), and answered %d, not one of %v", err, code, routingErrors)
+		}
+		return checkError(d, header, rec.body.Bytes())
+	}
+	in := &openapi3filter.RequestValidationInput{
+		Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: bearer},
+	}
+	reqErr := openapi3filter.ValidateRequest(ctx, in)
+	if !whole {
+		reqErr = errors.New("body longer than the server's cap")
+	}
+	if reqErr != nil && (code < 400 || code >= 500) && code != http.StatusServiceUnavailable {
+		return fmt.Errorf("request outside docs/openapi.yaml was answered %d: %w", code, reqErr)
+	}
+	in.Options = &openapi3filter.Options{IncludeResponseStatus: true, ExcludeResponseBody: r.Method == http.MethodHead || rec.stream}
+	out := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: in, Status: code, Header: header,
+		Body: io.NopCloser(bytes.NewReader(rec.body.Bytes())), Options: in.Options,
+	}
+	if rec.stream {
+		if err := documentedContent(route, code, "text/event-stream"); err != nil {
+			return err
+		}
+	}
+	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
+		return fmt.Errorf("answer outside docs/openapi.yaml: %w", err)
+	}
+	return nil
+}
+
+// bearer is the description's security: an Authorization header with a
+// bearer token (whether it is the right one is the server's business).
+func bearer(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	scheme, tok, ok := strings.Cut(in.RequestValidationInput.Request.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return errors.New("no bearer token")
+	}
+	return nil
+}
+
+// checkError holds an answer outside every operation to the Error object.
+func checkError(d *description, header http.Header, body []byte) error {
+	if mt, _, _ := mime.ParseMediaType(header.Get("Content-Type")); mt != "application/json" {
+		return fmt.Errorf("routing error with Content-Type %q, want application/json", header.Get("Content-Type"))
+	}
+	if len(body) == 0 {
+		return nil // HEAD
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("routing error body: %w", err)
+	}
+	if err := d.doc.Components.Schemas["Error"].Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+		return fmt.Errorf("routing error body outside the Error schema: %w", err)
+	}
+	return nil
+}
+
+// documentedContent fails unless route documents content type mt for code.
+func documentedContent(route *routers.Route, code int, mt string) error {
+	resp := route.Operation.Responses.Status(code)
+	if resp == nil || resp.Value == nil || resp.Value.Content.Get(mt) == nil {
+		return fmt.Errorf("answer %d as %s is not documented in docs/openapi.yaml", code, mt)
+	}
+	return nil
+}
