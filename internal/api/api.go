@@ -5,6 +5,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -60,6 +61,18 @@ type Config struct {
 	// request waits for it up to redisavail.Budget, then gets a 503. nil
 	// is started.
 	Started func(ctx context.Context) bool
+	// MaxWatchers bounds the watch streams open at once
+	// (QUEEN_API_MAX_WATCHERS), apart from MaxInFlight; 0 is
+	// DefaultMaxWatchers.
+	MaxWatchers int
+	// Heartbeat is the silence after which a stream sends ": ping"; 0 is
+	// DefaultHeartbeat.
+	Heartbeat time.Duration
+	// WatchBuffer is DefaultWatchBuffer when 0 (tests make it small).
+	WatchBuffer int
+	// Done, once closed, ends every watch stream: a server's graceful
+	// shutdown waits for its handlers, and a stream never ends by itself.
+	Done <-chan struct{}
 }
 
 // Enqueuer stores a task, treating an existing task id as success;
@@ -79,6 +92,11 @@ type server struct {
 	log         *slog.Logger
 	requests    *prometheus.CounterVec
 	inFlight    serve.Limiter
+	watchers    serve.Limiter
+	hub         *hub
+	heartbeat   time.Duration
+	done        <-chan struct{}
+	metrics     *eventsMetrics
 	auth        *authGuard
 	started     func(ctx context.Context) bool
 	mux         *http.ServeMux
@@ -108,7 +126,11 @@ func New(cfg Config) (http.Handler, error) {
 		inFlight:    serve.NewLimiter(MaxInFlight),
 		auth:        newAuthGuard(),
 		started:     cfg.Started,
+		watchers:    serve.NewLimiter(cmp.Or(cfg.MaxWatchers, DefaultMaxWatchers)),
+		heartbeat:   cmp.Or(cfg.Heartbeat, DefaultHeartbeat),
+		done:        cfg.Done,
 	}
+	s.hub = &hub{s: s, buffer: cmp.Or(cfg.WatchBuffer, DefaultWatchBuffer), subs: map[*watcher]struct{}{}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -128,6 +150,10 @@ func New(cfg Config) (http.Handler, error) {
 			c = are.ExistingCollector.(*prometheus.CounterVec)
 		}
 		s.requests = c
+	}
+	var err error
+	if s.metrics, err = newEventsMetrics(cfg.Registerer); err != nil {
+		return nil, err
 	}
 	s.mux = s.routes()
 	return s, nil
@@ -157,6 +183,7 @@ func (s *server) endpoints() []endpoint {
 		{http.MethodPost, "/v1/repos/{owner}/{repo}/exports/{issue}/push", "export_push", s.exportPush},
 		{http.MethodGet, "/v1/audit", "audit", s.audit},
 		{http.MethodGet, OpenAPIPath, "openapi", s.openAPI},
+		{http.MethodGet, EventsPath, "events", s.events},
 	}
 }
 
@@ -200,7 +227,10 @@ func (s *server) handler(e endpoint) http.Handler {
 			w.failErr(err)
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), redisavail.Budget)
+		ctx, cancel := r.Context(), context.CancelFunc(func() {})
+		if e.pattern != EventsPath { // a stream runs until the client leaves
+			ctx, cancel = context.WithTimeout(ctx, redisavail.Budget)
+		}
 		defer cancel()
 		if err := e.fn(ctx, w, req); err != nil {
 			w.failErr(err)
@@ -270,12 +300,24 @@ func (s *server) serve(w *responseWriter, r *http.Request) {
 		w.fail(http.StatusServiceUnavailable, "starting: waiting for Redis and the ledger's migration", "")
 		return
 	}
-	if !s.inFlight.Acquire() {
-		w.route = "busy"
-		serve.Refuse(w)
-		return
+	// A watcher holds its place for as long as it watches: watchers have a
+	// bound of their own, so they never turn ordinary requests away.
+	if r.URL.Path == EventsPath {
+		if !s.watchers.Acquire() {
+			w.route = "watchers_full"
+			w.Header().Set("Retry-After", "5")
+			w.fail(http.StatusServiceUnavailable, "too many watch streams connected; retry later", "")
+			return
+		}
+		defer s.watchers.Release()
+	} else {
+		if !s.inFlight.Acquire() {
+			w.route = "busy"
+			serve.Refuse(w)
+			return
+		}
+		defer s.inFlight.Release()
 	}
-	defer s.inFlight.Release()
 	if !serve.Canonical(r) {
 		w.route = "unclean_path"
 		w.fail(http.StatusBadRequest, serve.UncleanPathError, "path")

@@ -80,17 +80,27 @@ func (s *server) getClaim(ctx context.Context, w *responseWriter, r *request) er
 			return badField("history", fmt.Sprintf("must be a whole number from 1 to %d", MaxLimit))
 		}
 	}
-	rec, err := s.ledger.Get(ctx, r.repo, r.issue)
+	d, err := s.detail(ctx, r.repo, r.issue, n)
 	if err != nil {
 		return err
 	}
-	hist, err := s.ledger.History(ctx, r.repo, r.issue, n)
+	w.json(http.StatusOK, d)
+	return nil
+}
+
+// detail is a row's claim view as GET .../claims/{issue} serves it, with
+// its n most recent audit entries; the watch stream sends the same.
+func (s *server) detail(ctx context.Context, repo string, issue, n int64) (*apiwire.Detail, error) {
+	rec, err := s.ledger.Get(ctx, repo, issue)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	hist, err := s.ledger.History(ctx, repo, issue, n)
+	if err != nil {
+		return nil, err
 	}
 	now := s.now()
-	w.json(http.StatusOK, apiwire.Detail{View: rec.View(now), Kept: rec.Pin, Explain: dispatch.Explain(&rec.Row, now), History: hist})
-	return nil
+	return &apiwire.Detail{View: rec.View(now), Kept: rec.Pin, Explain: dispatch.Explain(&rec.Row, now), History: hist}, nil
 }
 
 func (s *server) listClaims(ctx context.Context, w *responseWriter, r *request) error {

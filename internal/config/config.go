@@ -91,6 +91,7 @@ type Config struct {
 	ExportSweepInterval time.Duration
 	RedeliverInterval   time.Duration
 	AuditMaxLen         int64
+	APIMaxWatchers      int64 // watch streams open at once on the claims API
 }
 
 // ExportEnabled reports whether the export push is configured.
@@ -195,6 +196,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		ExportSweepInterval:   r.duration("QUEEN_EXPORT_SWEEP_INTERVAL", 5*time.Minute),
 		RedeliverInterval:     r.duration("QUEEN_REDELIVER_INTERVAL", 15*time.Minute),
 		AuditMaxLen:           r.int("QUEEN_AUDIT_MAXLEN", 1_000_000),
+		APIMaxWatchers:        r.int("QUEEN_API_MAX_WATCHERS", 256),
 	}
 	c.GraphQLURL = r.url("GITHUB_GRAPHQL_URL", githubapp.GraphQLURLFor(c.APIURL))
 	var redisSpec *redisconn.Spec

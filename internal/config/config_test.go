@@ -57,7 +57,7 @@ func TestDefaults(t *testing.T) {
 		c.APIURL != "https://api.github.com/" || c.GraphQLURL != "https://api.github.com/graphql" ||
 		c.GitURL != "https://github.com/" || c.ReevaluateDelay != 5*time.Second ||
 		c.SweepInterval != 10*time.Minute || c.ExportSweepInterval != 5*time.Minute ||
-		c.RedeliverInterval != 15*time.Minute || c.AuditMaxLen != 1_000_000 ||
+		c.RedeliverInterval != 15*time.Minute || c.AuditMaxLen != 1_000_000 || c.APIMaxWatchers != 256 ||
 		c.FreeClosedPR || c.ReleaseDeadClaims || c.ReviewFirst || c.ExportEnabled() {
 		t.Fatalf("defaults differ from the design: %+v", c)
 	}
@@ -98,6 +98,7 @@ func TestEachBadValueNamesItsVariable(t *testing.T) {
 		{Webhook, map[string]string{"QUEEN_RELEASE_DEAD_CLAIMS": "enabled"}, nil, "QUEEN_RELEASE_DEAD_CLAIMS"},
 		{Webhook, map[string]string{"QUEEN_REEVALUATE_DELAY": "5"}, nil, "QUEEN_REEVALUATE_DELAY"},
 		{Webhook, map[string]string{"QUEEN_AUDIT_MAXLEN": "-1"}, nil, "QUEEN_AUDIT_MAXLEN"},
+		{Webhook, map[string]string{"QUEEN_API_MAX_WATCHERS": "0"}, nil, "QUEEN_API_MAX_WATCHERS"},
 		{Webhook, map[string]string{"GITHUB_API_URL": "ftp://x"}, nil, "GITHUB_API_URL"},
 		{Worker, map[string]string{"QUEEN_EXPORT_URL": "https://export.example/queen/export", "QUEEN_EXPORT_REPO": "hive/t27"}, nil, "QUEEN_EXPORT_TOKEN"},
 		{Worker, map[string]string{"QUEEN_EXPORT_URL": "https://e.example/x", "QUEEN_EXPORT_TOKEN": exportTok}, nil, "QUEEN_EXPORT_REPO"},

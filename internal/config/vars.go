@@ -95,6 +95,8 @@ var Vars = []Var{
 	{Name: "QUEEN_API_TOKEN", Meaning: "bearer token of the claims API (/v1/*); " + atLeast, Roles: []Role{Webhook, CLI},
 		Required: []Role{Webhook, CLI}},
 	fileOf("QUEEN_API_TOKEN_FILE", "QUEEN_API_TOKEN", []Role{Webhook, CLI}),
+	{Name: "QUEEN_API_MAX_WATCHERS", Meaning: "watch streams (GET /v1/events) open at once; past it 503, apart from the 64 requests in flight",
+		Default: "256", Roles: webhook},
 	{Name: "QUEEN_API_URL", Meaning: "where queenctl finds the claims API; http:// only on loopback (kubectl port-forward) or a cluster-local Service (NAME.NAMESPACE.svc)",
 		Default: DefaultQueenAPI, Roles: cli},
 	{Name: "QUEEN_CA_FILE", Meaning: "path of PEM certificates queenctl trusts for an https:// QUEEN_API_URL, beside the system's (a private CA)",

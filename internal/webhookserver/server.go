@@ -108,6 +108,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 		Token:  cfg.APIToken, ReviewFirst: cfg.ReviewFirst, Logger: log, Registerer: reg,
 		Enqueuer: tasks.NewEnqueuer(client, insp), ExportWorkers: export.Workers{RDB: rdb},
 		ExportRepo: cfg.ExportRepo, Started: migrated.Wait,
+		MaxWatchers: int(cfg.APIMaxWatchers), Done: ctx.Done(), // streams end as the shutdown begins
 	})
 	if err != nil {
 		return err
