@@ -1,0 +1,158 @@
+import { QueenApiError, describeFailure, errorFrom } from "./errors.js";
+import { retryDelay, sleep } from "./retry.js";
+import { SSEParser } from "./sse.js";
+import type { ChangeData, ResetData } from "./types.js";
+
+/** A change of a row: its audit entry, and its claim view when sent (null once deleted). */
+export interface ChangeEvent extends ChangeData {
+  type: "change";
+  /** The audit stream id; the stream resumes after it. */
+  id: string;
+}
+
+/** The stream no longer held the entries after the id asked for: re-read the claims, then go on. */
+export interface ResetEvent extends ResetData {
+  type: "reset";
+}
+
+export type WatchEvent = ChangeEvent | ResetEvent;
+
+export interface ReconnectInfo {
+  /** Reconnections in a row without a stream opened in between, from 1. */
+  attempt: number;
+  delayMs: number;
+  /** Why: the connection ended or failed, or the server refused for now (503). */
+  reason: string;
+  /** The id the next connection resumes after; undefined when none is known yet. */
+  after: string | undefined;
+}
+
+export interface WatchOptions {
+  /** Only this `owner/name` (all repositories when absent). */
+  repo?: string;
+  /**
+   * Resume after this audit id. Absent, the watch starts after the newest
+   * audit entry at the call (read with GET /v1/audit), so an early reconnect
+   * misses nothing either.
+   */
+  after?: string;
+  /** Ends the watch; the loop then ends without an error. */
+  signal?: AbortSignal;
+  /** A connection silent this long (no event, no heartbeat) is dropped and resumed. Default 45 s (3 heartbeats). */
+  idleTimeoutMs?: number;
+  /** The longest wait between reconnections. Default 30 s. */
+  maxDelayMs?: number;
+  /** Told of each reconnection before its wait, to log it. */
+  onReconnect?: (info: ReconnectInfo) => void;
+  /** Told each time a stream opens, with the id it resumes after (undefined: from now). */
+  onConnect?: (info: { after: string | undefined }) => void;
+}
+
+/** What watch needs of the client, so that the token stays there. */
+export interface WatchTransport {
+  url(path: string): string;
+  headers(): Record<string, string>;
+  fetch: typeof fetch;
+  /** The newest audit id, undefined when the stream is empty. */
+  tail(signal?: AbortSignal): Promise<string | undefined>;
+}
+
+const path = "/v1/events";
+
+export async function* watch(t: WatchTransport, o: WatchOptions): AsyncGenerator<WatchEvent> {
+  const outer = o.signal;
+  const idleMs = o.idleTimeoutMs ?? 45_000;
+  const policy = { attempts: Infinity, baseDelayMs: 1000, maxDelayMs: o.maxDelayMs ?? 30_000 };
+  let after = o.after;
+  if (after === undefined) {
+    try {
+      after = await t.tail(outer);
+    } catch (e) {
+      if (outer?.aborted) return;
+      throw e;
+    }
+  }
+  const query = o.repo ? `?${new URLSearchParams({ repo: o.repo })}` : "";
+  let attempt = 0;
+  while (!outer?.aborted) {
+    const ctl = new AbortController();
+    const stop = () => ctl.abort(outer?.reason);
+    outer?.addEventListener("abort", stop, { once: true });
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    const touch = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => ctl.abort(new Error(`no event or heartbeat for ${idleMs} ms`)), idleMs);
+    };
+    let reason: string;
+    let retryAfterMs: number | undefined;
+    try {
+      touch();
+      const headers: Record<string, string> = { ...t.headers(), Accept: "text/event-stream" };
+      if (after) headers["Last-Event-ID"] = after;
+      const res = await t.fetch(t.url(path + query), { headers, signal: ctl.signal, redirect: "manual" });
+      if (!res.ok || !res.body) {
+        const err = await errorFrom(res, "GET", path + query, attempt + 1);
+        // 503: past the watcher cap or Redis away; 5xx: a proxy between. Anything else will not mend by waiting.
+        if (res.status < 500) throw err;
+        reason = err.message;
+        retryAfterMs = err.retryAfterMs;
+      } else {
+        attempt = 0;
+        o.onConnect?.({ after });
+        const parser = new SSEParser();
+        const decoder = new TextDecoder();
+        const reader = res.body.getReader();
+        try {
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            touch();
+            for (const ev of parser.push(decoder.decode(value, { stream: true }))) {
+              if (ev.event === "change") {
+                const data = parse<ChangeData>(ev.data, ev.id);
+                after = ev.id;
+                yield { type: "change", id: ev.id, entry: data.entry, claim: data.claim };
+              } else if (ev.event === "reset") {
+                yield { type: "reset", ...parse<ResetData>(ev.data, ev.id) };
+              }
+            }
+            if (parser.retry !== undefined) policy.baseDelayMs = Math.max(parser.retry, 100);
+          }
+          reason = "the server ended the stream";
+        } finally {
+          reader.cancel().catch(() => {});
+        }
+      }
+    } catch (e) {
+      if (outer?.aborted) return;
+      if (e instanceof QueenApiError) throw e;
+      if (e instanceof WatchProtocolError) throw e;
+      reason = ctl.signal.aborted && ctl.signal.reason instanceof Error ? ctl.signal.reason.message : describeFailure(e);
+    } finally {
+      clearTimeout(idle);
+      outer?.removeEventListener("abort", stop);
+      ctl.abort();
+    }
+    attempt++;
+    const delayMs = retryDelay(attempt, retryAfterMs, policy);
+    o.onReconnect?.({ attempt, delayMs, reason, after });
+    try {
+      await sleep(delayMs, outer);
+    } catch {
+      return;
+    }
+  }
+}
+
+/** An event whose data is not the protocol's JSON: the server and this client disagree, which waiting will not mend. */
+export class WatchProtocolError extends Error {
+  override name = "WatchProtocolError";
+}
+
+function parse<T>(data: string, id: string): T {
+  try {
+    return JSON.parse(data) as T;
+  } catch {
+    throw new WatchProtocolError(`GET ${path}: event ${id || "(no id)"}: data is not JSON`);
+  }
+}

@@ -1,0 +1,185 @@
+// watch() against GET /v1/events of the built webhook: every change once and
+// in order, resume after an id, a reset, the refusals, and a watch that
+// goes on across a webhook killed and started again with nothing lost or
+// repeated. A second webhook on the same Redis writes while the first is
+// down, as another replica would.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { type ChangeEvent, QueenApiError, QueenClient, type ReconnectInfo, type WatchEvent } from "../src/index.js";
+import { Redis, Webhook, eventually, token } from "./harness.js";
+
+let redis: Redis;
+let hookA: Webhook;
+let hookB: Webhook;
+let qA: QueenClient;
+let qB: QueenClient;
+
+before(async () => {
+  redis = await Redis.start();
+  hookA = await Webhook.start(redis);
+  hookB = await Webhook.start(redis);
+  qA = new QueenClient({ baseUrl: hookA.url, token });
+  qB = new QueenClient({ baseUrl: hookB.url, token });
+});
+
+after(async () => {
+  await hookA?.stop();
+  await hookB?.stop();
+  await redis?.stop();
+});
+
+/** Consumes a watch in the background until stopped. */
+function collect(
+  q: QueenClient,
+  o: Parameters<QueenClient["watch"]>[0] = {},
+): { events: WatchEvent[]; stop: () => Promise<void>; done: Promise<void>; connects: number; reconnects: ReconnectInfo[] } {
+  const ctl = new AbortController();
+  const c = {
+    events: [] as WatchEvent[],
+    connects: 0,
+    reconnects: [] as ReconnectInfo[],
+    done: Promise.resolve(),
+    stop: async () => {
+      ctl.abort();
+      await c.done;
+    },
+  };
+  c.done = (async () => {
+    for await (const ev of q.watch({
+      ...o,
+      signal: ctl.signal,
+      onConnect: () => void c.connects++,
+      onReconnect: (i) => void c.reconnects.push(i),
+    })) {
+      c.events.push(ev);
+    }
+  })();
+  return c;
+}
+
+const changes = (evs: WatchEvent[]) => evs.filter((e): e is ChangeEvent => e.type === "change");
+
+/** The audit ids of a repository after an id, oldest first. */
+async function auditIds(repo: string, afterId: string | undefined): Promise<string[]> {
+  const { entries } = await qB.audit({ repo, limit: 1000 });
+  const ids = entries.map((e) => e.id ?? "");
+  return afterId === undefined ? ids : ids.slice(ids.indexOf(afterId) + 1);
+}
+
+describe("watch", () => {
+  it("yields every change of the watched repository once, in audit order, with its claim view", async () => {
+    const w = collect(qA, { repo: "hive/w1" });
+    await eventually("the watch connects", () => w.connects === 1);
+    await qA.upsertDispatch("hive/w1", 1, { started: true, owned_paths: ["a.go"] });
+    await qA.upsertDispatch("hive/other", 1, { started: true });
+    await qA.free("hive/w1", 1, { reason: "gone" });
+    await qA.keep("hive/w1", 1, { reason: "back" });
+    await qA.upsertDispatch("hive/w1", 2, { started: true });
+    await qA.deleteDispatch("hive/w1", 2, { reason: "duplicate" });
+    await eventually("5 changes arrive", () => w.events.length >= 5);
+    await w.stop();
+    const evs = changes(w.events);
+    assert.equal(w.events.length, 5, "no other event: " + JSON.stringify(w.events.map((e) => e.type)));
+    assert.deepEqual(
+      evs.map((e) => e.id),
+      await auditIds("hive/w1", undefined),
+    );
+    assert.deepEqual(
+      evs.map((e) => [e.entry.repo, e.entry.issue, e.entry.action, e.entry.version]),
+      [
+        ["hive/w1", 1, "upsert", 1],
+        ["hive/w1", 1, "free", 2],
+        ["hive/w1", 1, "keep", 3],
+        ["hive/w1", 2, "upsert", 1],
+        ["hive/w1", 2, "delete", 2],
+      ],
+    );
+    for (const e of evs.slice(0, 3)) {
+      assert.equal(e.claim?.issue, 1);
+      assert.ok((e.claim?.version ?? 0) >= e.entry.version, "the view is read when sent: this version or later");
+    }
+    assert.equal(evs[4]?.claim, null, "a deleted row's view is null");
+  });
+
+  it("resumes after a given id with exactly the later changes", async () => {
+    const ids = await auditIds("hive/w1", undefined);
+    const w = collect(qA, { repo: "hive/w1", after: ids[1] });
+    await eventually("3 changes arrive", () => w.events.length >= 3);
+    await w.stop();
+    assert.deepEqual(changes(w.events).map((e) => e.id), ids.slice(2));
+  });
+
+  it("breaking out of the loop ends the watch", async () => {
+    const ids = await auditIds("hive/w1", undefined);
+    const got: string[] = [];
+    for await (const ev of qA.watch({ repo: "hive/w1", after: ids[0] })) {
+      if (ev.type === "change") got.push(ev.id);
+      if (got.length === 2) break;
+    }
+    assert.deepEqual(got, ids.slice(1, 3));
+  });
+
+  it("says reset when the resume id is older than the audit stream holds, then follows live changes", async () => {
+    const oldest = (await qB.audit({ limit: 1000 })).entries[0]?.id;
+    const w = collect(qA, { repo: "hive/w3", after: "1-0" });
+    await eventually("the reset arrives", () => w.events.length >= 1);
+    await qA.upsertDispatch("hive/w3", 1, { started: true });
+    await eventually("the change arrives", () => w.events.length >= 2);
+    await w.stop();
+    assert.deepEqual(w.events[0], {
+      type: "reset",
+      after: "1-0",
+      oldest,
+      reason: "the audit stream no longer holds entries after this id; re-read GET /v1/claims",
+    });
+    assert.equal(w.events[1]?.type, "change");
+    assert.equal(w.events.length, 2);
+  });
+
+  it("throws a 400 naming Last-Event-ID for a malformed resume id, and a 401 for a wrong token, without the token", async () => {
+    await assert.rejects(
+      async () => {
+        for await (const _ of qA.watch({ after: "bogus" })) break;
+      },
+      (e: unknown) => e instanceof QueenApiError && e.status === 400 && e.field === "Last-Event-ID",
+    );
+    const wrong = "wrong-" + token;
+    const bad = new QueenClient({ baseUrl: hookA.url, token: wrong });
+    await assert.rejects(
+      async () => {
+        for await (const _ of bad.watch({ after: "1-0" })) break;
+      },
+      (e: unknown) =>
+        e instanceof QueenApiError && e.status === 401 && !JSON.stringify(e).includes(wrong) && !String(e).includes(wrong),
+    );
+  });
+
+  it("goes on across a webhook killed and started again: no change lost or repeated", async () => {
+    const start = (await qB.audit({ limit: 1 })).entries.at(-1)?.id;
+    const w = collect(qA, { repo: "hive/w2" });
+    await eventually("the watch connects", () => w.connects === 1);
+    for (const n of [1, 2]) await qA.upsertDispatch("hive/w2", n, { started: true });
+    await eventually("2 changes arrive", () => w.events.length >= 2);
+
+    await hookA.kill();
+    // Written while the watched webhook is down: the watch finds them when it resumes.
+    for (const n of [3, 4, 5]) await qB.upsertDispatch("hive/w2", n, { started: true });
+    await qB.free("hive/w2", 1, { reason: "gone" });
+    await hookA.start();
+    for (const n of [6, 7]) await qA.upsertDispatch("hive/w2", n, { started: true });
+
+    await eventually("8 changes arrive", () => w.events.length >= 8, 60_000);
+    await new Promise((r) => setTimeout(r, 300)); // a duplicate would come now
+    await w.stop();
+    const want = await auditIds("hive/w2", start);
+    assert.equal(want.length, 8);
+    assert.deepEqual(changes(w.events).map((e) => e.id), want, "every change once, in order");
+    assert.deepEqual(
+      changes(w.events).map((e) => [e.entry.issue, e.entry.action]),
+      [[1, "upsert"], [2, "upsert"], [3, "upsert"], [4, "upsert"], [5, "upsert"], [1, "free"], [6, "upsert"], [7, "upsert"]],
+    );
+    assert.ok(w.reconnects.length >= 1, "the watch reconnected");
+    assert.equal(w.reconnects[0]?.after, want[1], "it resumed after the last change it had");
+    assert.ok(w.connects >= 2);
+  });
+});
