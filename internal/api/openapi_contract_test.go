@@ -58,7 +58,7 @@ const maxChecked = 4 << 20
 // the answer (a documented status, its headers and body). A request the
 // description refuses must be refused (4xx); an answer it does not
 // describe is reported with the place of the mismatch. Streamed answers
-// (text/event-stream) are checked by status and headers.
+// (text/event-stream) are checked frame by frame as far as they were read.
 func checkedHandler(h http.Handler, report func(error)) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		body, whole := readSome(r)
@@ -109,7 +109,7 @@ func (w *recorder) Write(b []byte) (int, error) {
 	if w.code == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
-	if !w.stream && w.body.Len() < maxChecked {
+	if w.body.Len() < maxChecked {
 		w.body.Write(b)
 	}
 	return w.ResponseWriter.Write(b)
@@ -178,6 +178,9 @@ func checkExchange(r *http.Request, body []byte, whole bool, rec *recorder) erro
 		if err := documentedContent(route, code, "text/event-stream"); err != nil {
 			return err
 		}
+		if err := checkEvents(d, rec.body.Bytes(), rec.body.Len() >= maxChecked); err != nil {
+			return fmt.Errorf("event stream outside docs/openapi.yaml: %w", err)
+		}
 	}
 	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
 		return fmt.Errorf("answer outside docs/openapi.yaml: %w", err)
@@ -218,6 +221,63 @@ func documentedContent(route *routers.Route, code int, mt string) error {
 	resp := route.Operation.Responses.Status(code)
 	if resp == nil || resp.Value == nil || resp.Value.Content.Get(mt) == nil {
 		return fmt.Errorf("answer %d as %s is not documented in docs/openapi.yaml", code, mt)
+	}
+	return nil
+}
+
+// checkEvents holds a watch stream to the format GET /v1/events describes:
+// retry first, then change events (an id, the ChangeEvent data, the entry
+// carrying the same id), reset events (no id, the ResetEvent data) and
+// comments. A frame cut off by the end of the stream is not checked.
+func checkEvents(d *description, stream []byte, cut bool) error {
+	frames := strings.Split(string(stream), "\n\n")
+	frames = frames[:len(frames)-1] // the rest of the last, unfinished or ""
+	if len(frames) == 0 {
+		return nil
+	}
+	if frames[0] != "retry: 1000" && !cut {
+		return fmt.Errorf("the stream starts %q, not with retry: 1000", frames[0])
+	}
+	for i, f := range frames[1:] {
+		var id, event, data string
+		hasID := false
+		for _, line := range strings.Split(f, "\n") {
+			name, value, _ := strings.Cut(line, ": ")
+			switch name {
+			case "": // a comment (": ping")
+			case "id":
+				id, hasID = value, true
+			case "event":
+				event = value
+			case "data":
+				data = value
+			default:
+				return fmt.Errorf("frame %d: line %q is no field of the described format", i+1, line)
+			}
+		}
+		var schema string
+		switch {
+		case event == "" && data == "" && !hasID:
+			continue // comments only
+		case event == "change" && hasID:
+			schema = "ChangeEvent"
+		case event == "reset" && !hasID:
+			schema = "ResetEvent"
+		default:
+			return fmt.Errorf("frame %d: event %q (id %q) is not described", i+1, event, id)
+		}
+		var v any
+		if err := json.Unmarshal([]byte(data), &v); err != nil {
+			return fmt.Errorf("frame %d: %s data: %w", i+1, event, err)
+		}
+		if err := d.doc.Components.Schemas[schema].Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+			return fmt.Errorf("frame %d: %s data outside %s: %w", i+1, event, schema, err)
+		}
+		if schema == "ChangeEvent" {
+			if entryID, _ := v.(map[string]any)["entry"].(map[string]any)["id"].(string); entryID != id {
+				return fmt.Errorf("frame %d: id %q, but its entry's id is %q", i+1, id, entryID)
+			}
+		}
 	}
 	return nil
 }

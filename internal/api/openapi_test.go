@@ -34,6 +34,13 @@ const sampleView = `"repo":"hive/t27","issue":9111,"claim":"rejected","claims_is
 func TestOpenAPICheckFailsOnWhatIsNotDescribed(t *testing.T) {
 	const put = "/v1/repos/hive/t27/dispatches/9111"
 	claim := func(view string) string { return `{` + view + `,"outcome":"would_free"}` }
+	sse := []string{"Content-Type", "text/event-stream", "Cache-Control", "no-cache", "X-Accel-Buffering", "no"}
+	change := func(id, entryID, view string) string {
+		return "id: " + id + "\nevent: change\ndata: " + `{"entry":{"id":"` + entryID + `","at":"2026-10-10T20:00:00Z","repo":"hive/t27",` +
+			`"issue":9111,"version":1,"action":"upsert","source":{"kind":"api"},"outcome":{"live":true}},` +
+			`"claim":{` + view + `,"kept":null,"explain":[],"history":[]}}` + "\n\n"
+	}
+	reset := `{"after":"1-0","oldest":"5-0","reason":"trimmed"}`
 	type answer struct {
 		code   int
 		header []string
@@ -78,6 +85,17 @@ func TestOpenAPICheckFailsOnWhatIsNotDescribed(t *testing.T) {
 			answer{200, nil, `{"claims":[],"next_cursor":""}`}, api.SourceHeader},
 		{"no token taken", "GET", "/v1/claims", []string{"Authorization", ""}, "",
 			answer{200, nil, `{"claims":[],"next_cursor":""}`}, "security"},
+		{"a described stream", "GET", "/v1/events", nil, "", answer{200, sse, "retry: 1000\n\n" + change("1-0", "1-0", sampleView) +
+			": ping\n\n" + "event: reset\ndata: " + reset + "\n\n" + "id: 2-0\nevent: cha"}, ""},
+		{"a stream without its headers", "GET", "/v1/events", nil, "", answer{200, []string{"Content-Type", "text/event-stream"}, "retry: 1000\n\n"}, "Cache-Control"},
+		{"a change event of the wrong shape", "GET", "/v1/events", nil, "",
+			answer{200, sse, "retry: 1000\n\n" + change("1-0", "1-0", strings.Replace(sampleView, `"live":true,`, ``, 1))}, "live"},
+		{"a change event under another id", "GET", "/v1/events", nil, "",
+			answer{200, sse, "retry: 1000\n\n" + change("2-0", "1-0", sampleView)}, "entry's id"},
+		{"an event not described", "GET", "/v1/events", nil, "",
+			answer{200, sse, "retry: 1000\n\nid: 1-0\nevent: delete\ndata: {}\n\n"}, `event "delete"`},
+		{"a reset with an id", "GET", "/v1/events", nil, "",
+			answer{200, sse, "retry: 1000\n\nid: 1-0\nevent: reset\ndata: " + reset + "\n\n"}, `event "reset"`},
 		{"a route not described", "GET", "/v1/nothing", nil, "", answer{200, nil, `{}`}, "no operation"},
 		{"a route not described, refused", "GET", "/v1/nothing", nil, "", answer{404, nil, `{"error":"no such route"}`}, ""},
 	} {
