@@ -142,7 +142,9 @@ func (s *fakeStore) AddRepos(context.Context, int64, ...string) error { return s
 func (s *fakeStore) RemoveRepos(context.Context, int64, ...string) error {
 	return s.call("RemoveRepos")
 }
-func (s *fakeStore) Moved(context.Context, int64, string, string) error { return s.call("Moved") }
+func (s *fakeStore) Moved(context.Context, int64, string, string) (bool, error) {
+	return true, s.call("Moved")
+}
 
 // Signatures of a delivery.
 const (

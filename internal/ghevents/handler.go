@@ -86,7 +86,7 @@ type Installs interface {
 	Unsuspend(ctx context.Context, id int64) error
 	AddRepos(ctx context.Context, id int64, repos ...string) error
 	RemoveRepos(ctx context.Context, id int64, repos ...string) error
-	Moved(ctx context.Context, id int64, old, to string) error
+	Moved(ctx context.Context, id int64, old, to string) (known bool, err error)
 }
 
 // Config configures the webhook handler.

@@ -59,12 +59,20 @@ func (h *handler) repository(ctx context.Context, d *delivery, body []byte) outc
 	}
 	id := ev.Installation.ID
 	d.attrs = append(d.attrs, slog.Int64("installation_id", id), slog.String("repo", to), slog.String("from", old))
-	return h.once(ctx, d, func(ctx context.Context) error { return h.installs.Moved(ctx, id, old, to) })
+	return h.once(ctx, d, func(ctx context.Context) error {
+		known, err := h.installs.Moved(ctx, id, old, to)
+		if err == nil && !known {
+			// A transfer that also renamed names only the old owner.
+			d.attrs = append(d.attrs, slog.String("note", "old name not installed: the next sync finds it by GitHub's redirect"))
+		}
+		return err
+	})
 }
 
 // movedFrom is the repository's name before the event: its old name under
 // the same owner for a rename, its name under the old owner for a
-// transfer.
+// transfer (GitHub's transfer may also rename, and its payload then names
+// no old name: installs.Moved maps a name only if it was installed).
 func movedFrom(ev repositoryEvent, to string) (string, bool) {
 	owner, name := ghrepo.Split(to)
 	c := ev.Changes

@@ -14,8 +14,9 @@ import (
 // The repository event's rename and transfer, as the sandbox GitHub sends
 // them (held to GitHub's schema by internal/contract), install the new
 // name at once and map the old names to it: a pull_request naming the new
-// name is acted on before any installation sync. Another action is
-// ignored; a move without its old name is refused.
+// name is acted on before any installation sync. A transfer that also
+// renamed installs the new name only. Another action is ignored; a move
+// without its old name is refused.
 func TestRepositoryMovedIsRecordedAtOnce(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, false)
@@ -65,6 +66,25 @@ func TestRepositoryMovedIsRecordedAtOnce(t *testing.T) {
 	}
 	if !strings.Contains(f.logs.String(), `"from":"Codertocat/Hello-Bees"`) {
 		t.Errorf("the log names no old name:\n%s", f.logs)
+	}
+
+	// A transfer that also renames names only the old owner: the guessed
+	// old name was never installed, so the new name is installed and
+	// nothing is mapped to a name that held no rows.
+	if d, err := gh.MoveRepo("hive/Hello-Bees", "wasps/Hello-Wasps"); err != nil || d.StatusCode != http.StatusAccepted {
+		t.Fatalf("transferred and renamed: %+v %v, want 202", d, err)
+	}
+	if id, _, ok, err := f.reg.Lookup(ctx, "wasps/Hello-Wasps"); err != nil || !ok || id != installID {
+		t.Fatalf("wasps/Hello-Wasps: %d %v %v, want installation %d", id, ok, err, installID)
+	}
+	if _, _, ok, _ := f.reg.Lookup(ctx, "hive/Hello-Wasps"); ok {
+		t.Fatal("the guessed old name hive/Hello-Wasps was installed")
+	}
+	if olds, err := f.reg.OldNames(ctx, "wasps/Hello-Wasps"); err != nil || len(olds) != 0 {
+		t.Fatalf("old names of wasps/Hello-Wasps: %q %v, want none", olds, err)
+	}
+	if !strings.Contains(f.logs.String(), "old name not installed") {
+		t.Errorf("the log does not say the old name was unknown:\n%s", f.logs)
 	}
 
 	body := []byte(`{"action":"transferred","changes":{},"repository":{"id":1,"full_name":"hive/x"},"installation":{"id":1}}`)

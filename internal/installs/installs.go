@@ -378,45 +378,52 @@ func (r *Registry) OldNames(ctx context.Context, repo string) ([]string, error) 
 
 // movedScript records a rename or transfer from the repository event:
 // installation ARGV[1] has the repository under its new name ARGV[5]
-// (key ARGV[4]) and keeps the old ARGV[3] (key ARGV[2]), whose rows are
-// read through GitHub's redirect, as Sync keeps it; the old name, and
-// every older name that led to it, maps to the new. A name taken back is
-// its repository's again, so the new name maps nowhere.
+// (key ARGV[4]). When the old name ARGV[3] (key ARGV[2]) is installed, it
+// stays, as Sync keeps it (its rows are read through GitHub's redirect),
+// and it and every older name that led to it map to the new; a name taken
+// back is its repository's again, so the new name maps nowhere. It returns
+// 1 when the old name was installed.
 var movedScript = redis.NewScript(`
+local known = redis.call('HEXISTS', KEYS[1], ARGV[2])
 redis.call('HSET', KEYS[1], ARGV[4], ARGV[1] .. ' ' .. ARGV[5])
-if ARGV[2] ~= ARGV[4] then
-  redis.call('HSET', KEYS[1], ARGV[2], ARGV[1] .. ' ' .. ARGV[3])
-  local all = redis.call('HGETALL', KEYS[2])
-  for i = 1, #all, 2 do
-    if string.lower(all[i+1]) == ARGV[2] then
-      redis.call('HSET', KEYS[2], all[i], ARGV[5])
-    end
-  end
-  redis.call('HSET', KEYS[2], ARGV[2], ARGV[5])
-  redis.call('HDEL', KEYS[2], ARGV[4])
+if known == 0 or ARGV[2] == ARGV[4] then
+  redis.call('PUBLISH', '` + Changed + `', '')
+  return known
 end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[1] .. ' ' .. ARGV[3])
+local all = redis.call('HGETALL', KEYS[2])
+for i = 1, #all, 2 do
+  if string.lower(all[i+1]) == ARGV[2] then
+    redis.call('HSET', KEYS[2], all[i], ARGV[5])
+  end
+end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[5])
+redis.call('HDEL', KEYS[2], ARGV[4])
 redis.call('PUBLISH', '` + Changed + `', '')
-return 0
+return 1
 `)
 
 // Moved records at once what GitHub's repository event says of a rename
 // or transfer, without waiting for the next Sync: installation id reaches
-// the repository once named old by its name now, to; both names stay
-// installed, and rows written under old (or any name before it) are
-// found from to (OldNames).
-func (r *Registry) Moved(ctx context.Context, id int64, old, to string) error {
+// the repository once named old by its name now, to, which is installed.
+// When old is installed, it stays so, and rows written under it (or any
+// name before it) are found from to (OldNames); known says so. A name
+// never installed is no name rows were written under: a transfer that
+// also renamed names only the old owner, and the next Sync finds the old
+// name by GitHub's redirect.
+func (r *Registry) Moved(ctx context.Context, id int64, old, to string) (known bool, err error) {
 	if err := checkID(id); err != nil {
-		return err
+		return false, err
 	}
 	for _, name := range []string{old, to} {
 		if !ghrepo.Valid(name) {
-			return fmt.Errorf("installs: installation %d: repository %q is not owner/name", id, name)
+			return false, fmt.Errorf("installs: installation %d: repository %q is not owner/name", id, name)
 		}
 	}
-	err := movedScript.Run(ctx, r.rdb, []string{KeyRepos, KeyMoved},
-		id, ghrepo.Key(old), old, ghrepo.Key(to), to).Err()
+	n, err := movedScript.Run(ctx, r.rdb, []string{KeyRepos, KeyMoved},
+		id, ghrepo.Key(old), old, ghrepo.Key(to), to).Int()
 	if err != nil {
-		return fmt.Errorf("installs: record %s moved to %s: %w", old, to, err)
+		return false, fmt.Errorf("installs: record %s moved to %s: %w", old, to, err)
 	}
-	return nil
+	return n == 1, nil
 }
