@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/api/openapicheck"
 	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
@@ -36,7 +37,7 @@ func claimsServer(t *testing.T) *ledger.Ledger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
+	ts := httptest.NewServer(openapicheck.Handler(h, func(err error) { t.Errorf("openapi: %v", err) }))
 	t.Cleanup(ts.Close)
 	t.Setenv("QUEEN_API_URL", ts.URL)
 	t.Setenv("QUEEN_API_TOKEN", claimsToken)

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/api/openapicheck"
 	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redistest"
@@ -88,7 +89,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	// Every exchange is held to docs/openapi.yaml; Close waits for the
 	// handlers, so a report never comes after the test.
-	ts := httptest.NewServer(checkedHandler(h, func(err error) { t.Errorf("openapi: %v", err) }))
+	ts := httptest.NewServer(openapicheck.Handler(h, func(err error) { t.Errorf("openapi: %v", err) }))
 	t.Cleanup(ts.Close)
 	e.url = ts.URL
 	return e

@@ -19,6 +19,7 @@ import (
 
 	"github.com/queen-app/queen-app/docs"
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/api/openapicheck"
 )
 
 // The claim view of docs/api.md's first sample, as the server writes it.
@@ -114,7 +115,7 @@ func TestOpenAPICheckFailsOnWhatIsNotDescribed(t *testing.T) {
 			})
 			var mu sync.Mutex
 			var reported []error
-			ts := httptest.NewServer(checkedHandler(fake, func(err error) {
+			ts := httptest.NewServer(openapicheck.Handler(fake, func(err error) {
 				mu.Lock()
 				defer mu.Unlock()
 				reported = append(reported, err)
@@ -164,12 +165,12 @@ func sendTo(t *testing.T, base, method, path, body string, hdr ...string) (int, 
 // Every route the server serves is described, and every operation
 // described is served: neither can be added without the other.
 func TestEveryRouteIsDescribedAndEveryOperationServed(t *testing.T) {
-	d, err := loadDescription()
+	doc, err := openapicheck.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var described []string
-	for path, item := range d.doc.Paths.Map() {
+	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
 			described = append(described, method+" "+path)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/api/openapicheck"
 	"github.com/queen-app/queen-app/internal/apiclient"
 	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/audit"
@@ -38,6 +39,7 @@ func serve(t *testing.T, prefix string, reviewFirst bool) (string, *ledger.Ledge
 	if err != nil {
 		t.Fatal(err)
 	}
+	h = openapicheck.Handler(h, func(err error) { t.Errorf("openapi: %v", err) })
 	if prefix != "" {
 		h = http.StripPrefix(prefix, h)
 	}
@@ -192,7 +194,7 @@ func TestClientExportPush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
+	ts := httptest.NewServer(openapicheck.Handler(h, func(err error) { t.Errorf("openapi: %v", err) }))
 	t.Cleanup(ts.Close)
 	c, err := apiclient.New(ts.URL, token, nil)
 	if err != nil {

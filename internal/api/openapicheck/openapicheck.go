@@ -1,4 +1,9 @@
-package api_test
+// Package openapicheck holds the claims API's exchanges to its description,
+// docs/openapi.yaml: the request (path, query, headers, body, token) and the
+// answer (a documented status, its headers, its body, a watch stream frame
+// by frame). Only tests use it, so that every test serving internal/api
+// holds the server and the description to each other; no binary links it.
+package openapicheck
 
 import (
 	"bytes"
@@ -21,8 +26,8 @@ import (
 	"github.com/queen-app/queen-app/docs"
 )
 
-// description is docs/openapi.yaml, loaded once per test binary, with a
-// router over its paths.
+// description is docs/openapi.yaml, loaded once per process, with a router
+// over its paths.
 type description struct {
 	doc    *openapi3.T
 	router routers.Router
@@ -44,22 +49,22 @@ var loadDescription = sync.OnceValues(func() (*description, error) {
 	return &description{doc: doc, router: r}, nil
 })
 
-// routingErrors are what a request the description has no operation for
+// RoutingErrors are what a request the description has no operation for
 // may be answered (an unclean path, a wrong token or too many, no such
 // route, a wrong method, starting or busy): each an Error object.
-var routingErrors = []int{400, 401, 404, 405, 429, 503}
+var RoutingErrors = []int{400, 401, 404, 405, 429, 503}
 
 // maxChecked bounds what is kept of a body to check it; a longer request
 // body (past the server's cap) is not checked, its answer must be a 4xx.
 const maxChecked = 4 << 20
 
-// checkedHandler serves h and checks every exchange against
+// Handler serves h and checks every exchange against
 // docs/openapi.yaml: the request (path, query, headers, body, token) and
 // the answer (a documented status, its headers and body). A request the
 // description refuses must be refused (4xx); an answer it does not
 // describe is reported with the place of the mismatch. Streamed answers
 // (text/event-stream) are checked frame by frame as far as they were read.
-func checkedHandler(h http.Handler, report func(error)) http.Handler {
+func Handler(h http.Handler, report func(error)) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		body, whole := readSome(r)
 		rec := &recorder{ResponseWriter: rw}
@@ -153,8 +158,8 @@ func checkExchange(r *http.Request, body []byte, whole bool, rec *recorder) erro
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	route, params, err := d.router.FindRoute(req)
 	if err != nil {
-		if !slices.Contains(routingErrors, code) {
-			return fmt.Errorf("no operation in docs/openapi.yaml (%v), and answered %d, not one of %v", err, code, routingErrors)
+		if !slices.Contains(RoutingErrors, code) {
+			return fmt.Errorf("no operation in docs/openapi.yaml (%v), and answered %d, not one of %v", err, code, RoutingErrors)
 		}
 		return checkError(d, header, rec.body.Bytes())
 	}
@@ -280,4 +285,14 @@ func checkEvents(d *description, stream []byte, cut bool) error {
 		}
 	}
 	return nil
+}
+
+// Load returns docs/openapi.yaml as the checks read it (its servers
+// replaced by "/", so that any address matches).
+func Load() (*openapi3.T, error) {
+	d, err := loadDescription()
+	if err != nil {
+		return nil, err
+	}
+	return d.doc, nil
 }
