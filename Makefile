@@ -1,4 +1,4 @@
-.PHONY: test build version mutate bench fuzz soak
+.PHONY: test test-ts build version mutate bench fuzz soak
 
 # The release is internal/version.Version, its one home; a release from a tag
 # builds with VERSION from the tag, which must agree (release.yml checks).
@@ -11,6 +11,12 @@ OUT ?= bin
 test:
 	go vet ./...
 	go test ./...
+
+# The TypeScript client (clients/typescript): its generated types must be
+# what docs/openapi.yaml makes now, and its tests run the built webhook with
+# a private redis-server. Needs node 20+ and npm (the npm registry for npm ci).
+test-ts:
+	cd clients/typescript && npm ci --no-audit --no-fund && npm run check-types && npm test
 
 # The three binaries, static, for GOOS/GOARCH from the environment.
 build:
