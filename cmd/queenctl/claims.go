@@ -35,6 +35,7 @@ var claimsVerbs = []verb{
 	{"free", "owner/name#N --reason TEXT [--version N]"},
 	{"keep", "owner/name#N --reason TEXT [--version N]"},
 	{"delete", "owner/name#N [--reason TEXT]"},
+	{"watch", "[--repo owner/name] [--after ID] [--json]"},
 }
 
 func runClaims(args []string, stdout, stderr io.Writer) int {
@@ -44,6 +45,7 @@ func runClaims(args []string, stdout, stderr io.Writer) int {
 	return runGroup("claims", claimsVerbs, map[string]func([]string, io.Writer, io.Writer) int{
 		"list": claimsList, "import": claimsImport, "export": claimsExport,
 		"free": override("free"), "keep": override("keep"), "delete": claimsDelete,
+		"watch": claimsWatch,
 	}, "", args, stdout, stderr)
 }
 
