@@ -177,9 +177,16 @@ type serviceMonitor struct {
 	Spec              struct {
 		Selector  metav1.LabelSelector `json:"selector"`
 		Endpoints []struct {
-			Port     string `json:"port"`
-			Path     string `json:"path"`
-			Interval string `json:"interval"`
+			Port      string `json:"port"`
+			Path      string `json:"path"`
+			Interval  string `json:"interval"`
+			Scheme    string `json:"scheme"`
+			TLSConfig *struct {
+				ServerName string `json:"serverName"`
+				CA         struct {
+					Secret *corev1.SecretKeySelector `json:"secret"`
+				} `json:"ca"`
+			} `json:"tlsConfig"`
 		} `json:"endpoints"`
 	} `json:"spec"`
 }

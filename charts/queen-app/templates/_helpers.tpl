@@ -96,6 +96,30 @@ priorityClassName: {{ . | quote }}
 {{- end }}
 {{- end -}}
 
+{{/*
+HTTPS on the claims API's port from api.tls.secretName: the pair mounted read-only at apiTLSDir
+(a directory, never subPath, so the kubelet's renewal reaches the files the webhook re-reads).
+apiTLS is "true" when on, after refusing a half-set pair in the binary's words.
+*/}}
+{{- define "queen-app.apiTLSDir" -}}/etc/queen-app/api-tls{{- end -}}
+{{- define "queen-app.apiTLS" -}}
+{{- $t := .Values.api.tls | default dict -}}
+{{- if $t.secretName -}}
+{{- if not $t.certKey -}}
+{{- fail "api.tls.certKey (QUEEN_API_TLS_CERT_FILE): is required with QUEEN_API_TLS_KEY_FILE" -}}
+{{- end -}}
+{{- if not $t.keyKey -}}
+{{- fail "api.tls.keyKey (QUEEN_API_TLS_KEY_FILE): is required with QUEEN_API_TLS_CERT_FILE" -}}
+{{- end -}}
+true
+{{- end -}}
+{{- end -}}
+{{- define "queen-app.apiScheme" -}}{{ ternary "https" "http" (eq (include "queen-app.apiTLS" .) "true") }}{{- end -}}
+{{/* The claims API's in-cluster URL: what the Queen in the cluster and helm test's doctor call. */}}
+{{- define "queen-app.apiURL" -}}
+{{- printf "%s://%s-api.%s.svc:%d" (include "queen-app.apiScheme" .) (include "queen-app.fullname" .) .Release.Namespace (int .Values.service.api.port) -}}
+{{- end -}}
+
 {{/* Selector labels of one component: (list $ "webhook"). */}}
 {{- define "queen-app.selectorLabels" -}}
 {{- $ := index . 0 -}}
@@ -267,6 +291,10 @@ both, never neither), and lengths the binaries enforce at start.
 {{- if and .Values.ingress.enabled (not .Values.ingress.host) -}}
 {{- fail "ingress.host is required with ingress.enabled: the public host of https://HOST/webhook" -}}
 {{- end -}}
+{{- if and .Values.apiIngress.enabled (not .Values.apiIngress.host) -}}
+{{- fail "apiIngress.host is required with apiIngress.enabled: the host the Queen calls, QUEEN_API_URL=https://HOST" -}}
+{{- end -}}
+{{- $_ := include "queen-app.apiTLS" . -}}
 {{- end -}}
 
 {{/* The env both binaries read: the App id from its Secret, the key's path. */}}
