@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/queen-app/queen-app/internal/config"
+	"github.com/queen-app/queen-app/internal/metrics"
 	"github.com/queen-app/queen-app/internal/serve"
 	"github.com/queen-app/queen-app/internal/workerserver"
 )
@@ -32,6 +33,19 @@ type composeService struct {
 	ReadOnly        bool              `json:"read_only"`
 	Tmpfs           []string          `json:"tmpfs"`
 	StopGracePeriod string            `json:"stop_grace_period"`
+	Build           struct {
+		Context    string `json:"context"`
+		Dockerfile string `json:"dockerfile"`
+	} `json:"build"`
+	Healthcheck struct {
+		Test     []string `json:"test"`
+		Interval string   `json:"interval"`
+		Timeout  string   `json:"timeout"`
+		Retries  int      `json:"retries"`
+	} `json:"healthcheck"`
+	DependsOn map[string]struct {
+		Condition string `json:"condition"`
+	} `json:"depends_on"`
 }
 
 type compose struct {
@@ -326,4 +340,46 @@ func hasVolume(c compose, s composeService, dir string) bool {
 		}
 	}
 	return false
+}
+
+// TestComposeBuildsAndChecksReadiness: without the published image compose
+// builds this tree's Dockerfile; each binary is healthy only while its
+// /readyz answers 200 on the port it listens on, with the image's busybox
+// wget; both start after Redis is healthy.
+func TestComposeBuildsAndChecksReadiness(t *testing.T) {
+	c := composeFile(t)
+	if len(builtBinaries(t)) == 0 {
+		t.Fatal("the Dockerfile builds nothing")
+	}
+	if !slices.ContainsFunc(finalStage(dockerfile(t)), func(in instruction) bool {
+		return in.op == "FROM" && strings.Contains(in.args, "alpine")
+	}) {
+		t.Fatal("the image is not Alpine: busybox's wget may be missing for the healthcheck")
+	}
+	for _, name := range []string{"webhook", "worker"} {
+		s := c.Services[name]
+		if s.Build.Context != ".." || s.Build.Dockerfile != "Dockerfile" {
+			t.Errorf("%s: build %+v; want context .. and the repository's Dockerfile", name, s.Build)
+		}
+		if _, err := os.Stat(filepath.Join(s.Build.Context, s.Build.Dockerfile)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		cfg, err := config.Load(map[string]config.Role{"webhook": config.Webhook, "worker": config.Worker}[name], func(k string) string {
+			return map[string]string{"QUEEN_REDIS_URL": s.Environment["QUEEN_REDIS_URL"], "GITHUB_APP_ID": testAppID,
+				"GITHUB_APP_PRIVATE_KEY": testKeyPEM, "GITHUB_WEBHOOK_SECRET": testWebhookSecret, "QUEEN_API_TOKEN": testAPIToken}[k]
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"CMD", "wget", "-q", "-O", "/dev/null", "http://127.0.0.1" + cfg.APIListen + metrics.ReadyzPath}
+		if !slices.Equal(s.Healthcheck.Test, want) {
+			t.Errorf("%s: healthcheck %q; want %q", name, s.Healthcheck.Test, want)
+		}
+		if s.Healthcheck.Interval == "" || s.Healthcheck.Timeout == "" || s.Healthcheck.Retries == 0 {
+			t.Errorf("%s: healthcheck without interval, timeout or retries: %+v", name, s.Healthcheck)
+		}
+		if s.DependsOn["redis"].Condition != "service_healthy" {
+			t.Errorf("%s: starts without waiting for a healthy Redis: %+v", name, s.DependsOn)
+		}
+	}
 }
