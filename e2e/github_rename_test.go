@@ -16,13 +16,16 @@ const renamed = "bees/t28"
 // rows the Queen wrote under the old; a closed PR frees, a merged one is
 // counted and keeps its claim. The export, reading under the old name
 // through GitHub's redirects, sees the branch's PR (its head now the new
-// repository) and opens no second one.
+// repository) and opens no second one; a new branch's PR, asked for under
+// the old name, is opened on the repository as it is now. Every exchange
+// with GitHub holds to its published contracts.
 func TestRenameEndToEnd(t *testing.T) {
 	t.Parallel()
 	x := newExStack(t, exOpts{})
 	x.env[frFlag] = "on"
 	x.workerEnv[frFlag] = "on"
 	x.gh.SetHook(x.hookURL, secret)
+	x.gh.Record()
 	x.webhook()
 	for _, issue := range []int64{5, 6, 7} {
 		x.gh.SetIssue(repo, int(issue), true, "Issue "+itoa(issue)) // moves with the repository
@@ -75,6 +78,27 @@ func TestRenameEndToEnd(t *testing.T) {
 	if prs := x.gh.PRs(renamed); len(prs) != 3 {
 		t.Fatalf("%d PRs on %s, want the three there were", len(prs), renamed)
 	}
+
+	// A new branch's PR, asked for under the old name: GitHub answers the
+	// POST 307 and the PR is opened on the repository as it is now, from
+	// its own branch.
+	x.gh.SetIssue(renamed, 8, true, "Issue 8")
+	head8 := x.branch(8, map[string]string{"src/eight.rs": "fn eight() {}\n"})
+	x.accept(8, head8, nil)
+	x.waitStates("pr_opened", 8)
+	var opened []githubtest.PR
+	for _, p := range x.gh.PRs(renamed) {
+		if p.HeadRef == "queen-8" {
+			opened = append(opened, p)
+		}
+	}
+	if len(opened) != 1 || opened[0].HeadRepo != renamed || opened[0].HeadSHA != head8 || opened[0].State != "open" {
+		t.Fatalf("queen-8's PRs on %s: %+v, want one open from %s at %s", renamed, opened, renamed, head8)
+	}
+	if n := x.gh.Count(githubtest.RouteCreatePull); n != 1 {
+		t.Fatalf("%d PR creations, want queen-8's only", n)
+	}
+	checkContract(t, x.gh) // the redirects and what follows them included
 }
 
 // claim reads the claim view of issue, with its history, under the name
