@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/chartutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -307,5 +308,45 @@ func TestNotesPrintURLsQueenctlTakes(t *testing.T) {
 		if !strings.Contains(o.Notes, local) {
 			t.Errorf("%s: NOTES lack %q after the port-forward:\n%s", name, local, o.Notes)
 		}
+	}
+}
+
+// The README's values for a Queen outside the cluster, beside its first
+// values, render the API Ingress and the listener's TLS, and every
+// QUEEN_API_URL the README shows is one queenctl takes.
+func TestReadmeLetsAQueenOutsideTheClusterIn(t *testing.T) {
+	base, err := chartutil.ReadValues([]byte(readmeBlock(t, "# queen-app-values.yaml")))
+	if err != nil {
+		t.Fatalf("README's values: %v", err)
+	}
+	more, err := chartutil.ReadValues([]byte(readmeBlock(t, "# queen-app-api-values.yaml")))
+	if err != nil {
+		t.Fatalf("README's API values: %v", err)
+	}
+	vals := chartutil.CoalesceTables(more.AsMap(), base.AsMap())
+	o := render(t, vals)
+	ing := o.ingress(release + "-queen-app-api")
+	if ing == nil || ing.Spec.Rules[0].Host != lookup(map[string]any(vals), "apiIngress.host") {
+		t.Fatalf("README's API values render no API Ingress for their host")
+	}
+	if ing.Annotations["nginx.ingress.kubernetes.io/backend-protocol"] != "HTTPS" {
+		t.Errorf("README's API Ingress would speak plain HTTP to an HTTPS listener: %v", ing.Annotations)
+	}
+	c := o.deployment(t, "webhook").Spec.Template.Spec.Containers[0]
+	if c.ReadinessProbe.HTTPGet.Scheme != corev1.URISchemeHTTPS {
+		t.Errorf("README's api.tls: readiness probe over %q", c.ReadinessProbe.HTTPGet.Scheme)
+	}
+	urls := regexp.MustCompile("QUEEN_API_URL=([^ `\n]+)").FindAllStringSubmatch(readme(t), -1)
+	if len(urls) < 2 {
+		t.Fatalf("README shows %d QUEEN_API_URLs", len(urls))
+	}
+	for _, m := range append(urls, []string{"", "http://queen-app-api.queen-app.svc:8081"}) {
+		env := map[string]string{"QUEEN_API_URL": m[1], "QUEEN_API_TOKEN": testAPIToken}
+		if _, err := config.Load(config.CLI, func(k string) string { return env[k] }); err != nil {
+			t.Errorf("README shows QUEEN_API_URL=%s, queenctl refuses it: %v", m[1], err)
+		}
+	}
+	if !strings.Contains(readme(t), "kubectl -n queen-app port-forward svc/queen-app-api 8081:8081") {
+		t.Error("README has no port-forward to the API Service")
 	}
 }
