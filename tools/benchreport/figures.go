@@ -12,7 +12,7 @@ import (
 // and its target. Benchmarks of one package, top-level name and benchtime
 // run once for all their figures. A benchmark that does not exist (yet) is
 // reported as "benchmark not found".
-var figures = slices.Concat(ingest(), webhookToFree(), coalesce(), hostile(), []Figure{
+var figures = slices.Concat(ingest(), webhookToFree(), coalesce(), hostile(), watch(), []Figure{
 	// Logs: every line of every binary passes the secret scrubber.
 	{Section: logSection, Name: "the webhook's log line, scrubbed of three secrets", Pkg: "./internal/redact/", Bench: "BenchmarkLogLine", Sub: "scrubbed",
 		Benchtime: "200000x", Metric: "ns/op", Baseline: Measured("BenchmarkLogLine", "plain", "ns/op")},
@@ -159,17 +159,42 @@ func hostile() []Figure {
 	}
 }
 
+// watch is issue 21's watch stream (internal/api): how soon a free reaches
+// the connected watchers after the ledger write begins, beside a plain GET
+// of the claim view in the same run, and what watchers resuming with
+// Last-Event-ID lose or get twice.
+func watch() []Figure {
+	f := Figure{Section: issue21, Pkg: "./internal/api/", Bench: "BenchmarkWatch", Benchtime: "1x"}
+	fig := func(name, sub, metric string, base Baseline, target Target) Figure {
+		g := f
+		g.Name, g.Sub, g.Metric, g.Baseline, g.Target = name, sub, metric, base, target
+		return g
+	}
+	return []Figure{
+		fig("a free reaches each of 100 connected watchers, p99 after the write began (ms)", "watchers=100", "free-p99-ms",
+			Measured("BenchmarkWatch", "watchers=100", "get-p99-ms"), AtMost(100)),
+		fig("a GET of the claim view with 100 watchers connected, p99 (ms, baseline)", "watchers=100", "get-p99-ms", Baseline{}, Target{}),
+		fig("a free reaches 1 connected watcher, p99 (ms)", "watchers=1", "free-p99-ms",
+			Measured("BenchmarkWatch", "watchers=1", "get-p99-ms"), AtMost(100)),
+		fig("a GET of the claim view with 1 watcher connected, p99 (ms, baseline)", "watchers=1", "get-p99-ms", Baseline{}, Target{}),
+		fig("changes lost by watchers resuming with Last-Event-ID (100 watchers)", "watchers=100", "lost", Baseline{}, AtMost(0)),
+		fig("changes given twice to watchers resuming with Last-Event-ID (100 watchers)", "watchers=100", "duplicated", Baseline{}, AtMost(0)),
+		fig("resumptions with Last-Event-ID during those frees (100 watchers)", "watchers=100", "resumes", Baseline{}, Target{}),
+	}
+}
+
 // Sections, in the order the document shows them.
 const (
 	issue11       = "Issue 11: speed at the limits"
 	issue22       = "Issue 22: hostile input at the webhook"
+	issue21       = "Issue 21: the watch stream (GET /v1/events)"
 	rulesSection  = "The rules (internal/rules)"
 	ledgerSection = "The claims ledger (internal/ledger)"
 	redisSection  = "The Redis client (internal/redisconn)"
 	logSection    = "Logs (internal/redact)"
 )
 
-var sections = []string{issue11, issue22, redisSection, logSection, rulesSection, ledgerSection}
+var sections = []string{issue11, issue22, issue21, redisSection, logSection, rulesSection, ledgerSection}
 
 // notes say how a section's figures are measured, under its heading.
 var notes = map[string]string{
@@ -199,6 +224,12 @@ flight at once: each sent its headers and first byte, then the rest together. Fo
 bodies, then one body grown to 25 MiB per address beside as many first reads as fit. A held
 forgery is dropped after 3 s, so each flood is measured within that. RSS is VmRSS of
 /proc/<pid>/status while held, the peak its VmHWM at the end.`,
+	issue21: `The claims API in the test process (httptest) over a private redis-server, 100 (or 1)
+steady watchers of GET /v1/events plus 10 that drop their connection every 37 to 46 changes and
+resume with Last-Event-ID. 200 frees of accepted rows written one after another (Ledger.Free, 5 ms
+apart); a free's latency runs from just before its write began to the end of its event at each
+steady watcher; after each free a plain GET of the claim view is timed as the baseline. Lost and
+duplicated compare every resuming watcher's changes with the audit's frees.`,
 	rulesSection: `One op of the grid benchmarks is one pass over the exhaustive grid of TestClaimGrid
 (4,423,680 rows); the baselines walk the same inputs without calling the card.`,
 	redisSection: `asynq's schedule script (the write of an accepted delivery) on one client of a private
