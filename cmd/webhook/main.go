@@ -22,7 +22,9 @@ GITHUB_WEBHOOK_SECRET, and queues a re-evaluation of issue N (in Redis, for
 the worker) when a pull request of branch queen-N opens, closes or reopens. On
 QUEEN_API_LISTEN it serves the claims API (/v1/*, bearer QUEEN_API_TOKEN)
 that the Queen writes its dispatch rows to, and /healthz, /readyz and
-/metrics. Logs are JSON lines on stdout; SIGTERM stops it gracefully.`,
+/metrics. Either listener serves HTTPS with QUEEN_TLS_CERT_FILE/_KEY_FILE or
+QUEEN_API_TLS_CERT_FILE/_KEY_FILE, re-read when the files change. Logs are JSON
+lines on stdout; SIGTERM stops it gracefully.`,
 	Roles: []config.Role{config.Webhook},
 	Example: `QUEEN_REDIS_URL=redis://127.0.0.1:6379/0 GITHUB_APP_ID=123456 \
 GITHUB_APP_PRIVATE_KEY_FILE=/etc/queen-app/app.pem \
