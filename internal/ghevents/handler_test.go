@@ -311,6 +311,11 @@ func TestAcceptedEnqueuesOneTaskWithPayload(t *testing.T) {
 				t.Fatalf("retention %v, want 72h", info.Retention)
 			}
 			got, err := tasks.ParseReevaluate(asynq.NewTask(info.Type, info.Payload))
+			// The receipt time travels with the task (queen_webhook_to_free_seconds).
+			if got.ReceivedAt < before.UnixMilli() || got.ReceivedAt > after.UnixMilli() {
+				t.Fatalf("received_at %d, want the delivery's time, %d to %d", got.ReceivedAt, before.UnixMilli(), after.UnixMilli())
+			}
+			got.ReceivedAt = 0
 			want := tasks.ReevaluatePayload{Repo: repoName, Issue: 4242, Delivery: delivery, Event: "pull_request",
 				Action: c.action, InstallationID: installID, PRNumber: 2, Merged: c.merged}
 			if err != nil || got != want {

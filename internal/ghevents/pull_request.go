@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/tasks"
@@ -91,7 +92,7 @@ func (h *handler) pullRequest(ctx context.Context, d *delivery, body []byte) out
 	}
 	p := tasks.ReevaluatePayload{
 		Repo: repo.FullName, Issue: issue, Delivery: d.id, Event: d.event, Action: ev.Action,
-		InstallationID: instID, PRNumber: pr.Number,
+		InstallationID: instID, PRNumber: pr.Number, ReceivedAt: time.Now().UnixMilli(),
 		Merged: pr.Merged || (pr.MergedAt != nil && string(*pr.MergedAt) != "null"),
 	}
 	if p.PRNumber == 0 {

@@ -29,6 +29,11 @@ type Worker struct {
 	// PeriodicSkipped counts periodic runs skipped because the run of an
 	// earlier slot still went on (type).
 	PeriodicSkipped *prometheus.CounterVec
+	// WebhookToFree is the time from the webhook taking a pull_request
+	// delivery to the worker recording the free (or, flags off, the
+	// would_free) it led to (outcome): the reevaluate delay, the queue, the
+	// retries and GitHub's reads, as the operator waits it.
+	WebhookToFree *prometheus.HistogramVec
 }
 
 // NewWorker registers the worker's collectors on reg.
@@ -54,6 +59,11 @@ func NewWorker(reg prometheus.Registerer) *Worker {
 		PeriodicSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "queen_periodic_skipped_total", Help: "Periodic task runs skipped while an earlier run of the same type still ran."},
 			[]string{"type"}),
+		WebhookToFree: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "queen_webhook_to_free_seconds",
+			Help: "Time from the webhook taking a pull_request delivery to the free or would_free it led to, by outcome.",
+			// 1 s to 4.5 h: from a prompt free past the 5 s delay to one that waited out retries.
+			Buckets: prometheus.ExponentialBuckets(1, 2, 15)}, []string{"outcome"}),
 	}
 	f(w.TaskRuns)
 	f(w.TaskDuration)
@@ -63,6 +73,7 @@ func NewWorker(reg prometheus.Registerer) *Worker {
 	f(w.Export)
 	f(w.Leader)
 	f(w.PeriodicSkipped)
+	f(w.WebhookToFree)
 	return w
 }
 

@@ -73,6 +73,9 @@ type ReevaluatePayload struct {
 	InstallationID int64  `json:"installation_id"`
 	PRNumber       int    `json:"pr_number"`
 	Merged         bool   `json:"merged"`
+	// ReceivedAt is when the webhook took the delivery (Unix ms), for the
+	// worker's queen_webhook_to_free_seconds; 0 from a sender that did not say.
+	ReceivedAt int64 `json:"received_at,omitempty"`
 }
 
 // ExportPushPayload asks the worker to publish the accepted Head of Issue.

@@ -95,6 +95,7 @@ func (w *Worker) Reevaluate(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	w.m.Claims.WithLabelValues(dispatch.RuleAccept, claimOutcome(res.Outcome)).Inc()
+	w.observeWebhookToFree(p, claimOutcome(res.Outcome))
 	counted := state // what the ledger counted for the row's attempt, when it wrote
 	if res.Row != nil && res.Row.PRs != nil {
 		counted = *res.Row.PRs
