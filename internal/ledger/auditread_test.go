@@ -1,0 +1,76 @@
+package ledger
+
+import (
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/queen-app/queen-app/internal/audit"
+)
+
+func TestParseAuditID(t *testing.T) {
+	for s, want := range map[string]AuditID{"1796122594339-0": {1796122594339, 0}, "0-0": {}, "5-12": {5, 12}} {
+		got, err := ParseAuditID(s)
+		if err != nil || got != want || got.String() != s {
+			t.Errorf("ParseAuditID(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "1", "1-", "-1", "+1-0", "1-+0", "1-0-0", "a-0", " 1-0", "1-0 ", "99999999999999999999999-0"} {
+		if _, err := ParseAuditID(s); err == nil {
+			t.Errorf("ParseAuditID(%q) accepted", s)
+		}
+	}
+	if !(AuditID{1, 5}).Before(AuditID{2, 0}) || !(AuditID{2, 0}).Before(AuditID{2, 1}) || (AuditID{2, 1}).Before(AuditID{2, 1}) {
+		t.Error("Before does not order by milliseconds, then sequence")
+	}
+}
+
+// The reads the watch stream is built on, on a single node and on a
+// Cluster (where the stream is written after the row's script).
+func TestAuditReadsAfterAnID(t *testing.T) {
+	for name, rdb := range map[string]func(*testing.T) redis.UniversalClient{
+		"node":    func(t *testing.T) redis.UniversalClient { return newFixture(t, Options{}).l.rdb },
+		"cluster": func(t *testing.T) redis.UniversalClient { return startCluster(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixtureOn(rdb(t), Options{})
+			if _, _, ok, err := f.l.AuditEnds(f.ctx); ok || err != nil {
+				t.Fatalf("ends of no stream: ok %t, %v", ok, err)
+			}
+			for i := int64(1); i <= 5; i++ {
+				f.upsert(t, "hive/t27", i, `{"started": true}`)
+			}
+			all, err := f.l.AuditAfter(f.ctx, AuditID{}, 100)
+			if err != nil || len(all) != 5 {
+				t.Fatalf("after 0-0: %d entries, %v", len(all), err)
+			}
+			ids := make([]AuditID, len(all))
+			for i, e := range all {
+				if ids[i], err = ParseAuditID(e.ID); err != nil || e.Issue != int64(i+1) {
+					t.Fatalf("entry %d: id %q issue %d", i, e.ID, e.Issue)
+				}
+			}
+			oldest, newest, ok, err := f.l.AuditEnds(f.ctx)
+			if !ok || err != nil || oldest != ids[0] || newest != ids[4] {
+				t.Fatalf("ends %v %v %t %v, want %v %v", oldest, newest, ok, err, ids[0], ids[4])
+			}
+			some, err := f.l.AuditAfter(f.ctx, ids[1], 2)
+			if err != nil || len(some) != 2 || some[0].ID != all[2].ID || some[1].ID != all[3].ID {
+				t.Fatalf("2 after the 2nd: %+v %v", some, err)
+			}
+			got, err := f.l.WaitAudit(f.ctx, ids[4], 10, 50*time.Millisecond)
+			if err != nil || len(got) != 0 {
+				t.Fatalf("wait past the newest: %+v %v, want none", got, err)
+			}
+			go func() {
+				time.Sleep(100 * time.Millisecond)
+				_, _ = f.l.Upsert(f.ctx, "hive/t27", 6, patch(t, `{"started": true}`), audit.API("test"))
+			}()
+			got, err = f.l.WaitAudit(f.ctx, ids[4], 10, 5*time.Second)
+			if err != nil || len(got) != 1 || got[0].Issue != 6 || got[0].ID == "" {
+				t.Fatalf("wait for the next: %+v %v", got, err)
+			}
+		})
+	}
+}
