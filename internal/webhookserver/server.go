@@ -23,6 +23,7 @@ import (
 	"github.com/queen-app/queen-app/internal/installs"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/metrics"
+	"github.com/queen-app/queen-app/internal/redisavail"
 	"github.com/queen-app/queen-app/internal/redisconn"
 	"github.com/queen-app/queen-app/internal/serve"
 	"github.com/queen-app/queen-app/internal/tasks"
@@ -88,6 +89,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	client := asynq.NewClientFromRedisClient(rdb)
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	reg.MustRegister(metrics.NewQueueCollector(insp, tasks.Queue))
+	reg.MustRegister(redisavail.NewUpCollector(func(ctx context.Context) error { return rdb.Ping(ctx).Err() }))
 	hook, err := ghevents.NewHandler(ghevents.Config{
 		Secrets:         [][]byte{[]byte(cfg.WebhookSecret), []byte(cfg.WebhookSecretPrev)},
 		Enqueuer:        ackedEnqueuer{tasks.NewEnqueuer(client, insp)},

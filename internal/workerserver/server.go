@@ -27,6 +27,7 @@ import (
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/logging"
 	"github.com/queen-app/queen-app/internal/metrics"
+	"github.com/queen-app/queen-app/internal/redisavail"
 	"github.com/queen-app/queen-app/internal/redisconn"
 	"github.com/queen-app/queen-app/internal/retry"
 	"github.com/queen-app/queen-app/internal/schedule"
@@ -140,6 +141,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	defer client.Close()
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	reg.MustRegister(metrics.NewQueueCollector(insp, tasks.Queue))
+	reg.MustRegister(redisavail.NewUpCollector(func(ctx context.Context) error { return rdb.Ping(ctx).Err() }))
 	wm := metrics.NewWorker(reg)
 
 	registry := installs.New(rdb)
