@@ -14,9 +14,10 @@ test:
 
 # The TypeScript client (clients/typescript): its generated types must be
 # what docs/openapi.yaml makes now, and its tests run the built webhook with
-# a private redis-server. Needs node 20+ and npm (the npm registry for npm ci).
+# a private redis-server, on Node and on Bun (a devDependency). Needs node
+# 20+ and npm (the npm registry for npm ci).
 test-ts:
-	cd clients/typescript && npm ci --no-audit --no-fund && npm run check-types && npm test
+	cd clients/typescript && npm ci --no-audit --no-fund && npm run check-types && npm test && npm run test:bun
 
 # The three binaries, static, for GOOS/GOARCH from the environment.
 build:
