@@ -8,7 +8,9 @@ import (
 )
 
 // The Grafana dashboard queries only series the binaries export, scoped to
-// the release, and is off unless asked for.
+// the release, and is off unless asked for. Here "export" is what the code
+// registers; e2e's TestDashboardSeriesAreExportedByTheRunningBinaries reads
+// each series off the built binaries' /metrics.
 func TestGrafanaDashboardQueriesWhatTheCodeExports(t *testing.T) {
 	for _, cm := range render(t, ciFileValues(t)).ConfigMaps {
 		if _, ok := cm.Labels["grafana_dashboard"]; ok {
@@ -71,6 +73,8 @@ func TestGrafanaDashboardQueriesWhatTheCodeExports(t *testing.T) {
 		"queen_export_outcomes_total",       // export pushes by state
 		"queen_github_rate_limit_remaining", // GitHub's rate limit
 		"queen_task_duration_seconds",       // re-evaluation run time
+		"queen_webhook_to_free_seconds",     // webhook-to-free latency
+		"queen_redis_up",                    // Redis availability
 	} {
 		if !queried[need] {
 			t.Errorf("no panel reads %s", need)
