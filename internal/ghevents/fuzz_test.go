@@ -369,7 +369,7 @@ func strictValue(dec *json.Decoder) (any, error) {
 }
 
 // webhookSeeds are GitHub's payloads of testdata/github-payloads, each as
-// its event; the pull_request ones slimmed to what the receiver reads (one
+// its event, and a repository rename and transfer; the pull_request ones slimmed to what the receiver reads (one
 // kept whole), on a queen-<N> branch, signed and stored every way.
 func webhookSeeds(tb testing.TB) []delivery {
 	var out []delivery
@@ -381,6 +381,12 @@ func webhookSeeds(tb testing.TB) []delivery {
 		out = append(out, delivery{body: githubtest.Payload(tb, name), event: event, id: "seed-" + event, contentType: "application/json"})
 	}
 	out = append(out, delivery{body: out[0].body, event: "ping", id: "seed-form", contentType: "application/x-www-form-urlencoded"})
+	for _, body := range []string{
+		`{"action":"renamed","changes":{"repository":{"name":{"from":"Hello-World"}}},"repository":{"id":186853002,"full_name":"Codertocat/Hello-Bees"},"installation":{"id":1}}`,
+		`{"action":"transferred","changes":{"owner":{"from":{"user":{"login":"Codertocat","id":21031067}}}},"repository":{"id":186853002,"full_name":"hive/Hello-World"},"installation":{"id":1}}`,
+	} {
+		out = append(out, delivery{body: []byte(body), event: "repository", id: "seed-repository", contentType: "application/json"})
+	}
 	pr := func(name string) delivery {
 		return delivery{body: githubtest.Payload(tb, "pull_request/"+name), event: "pull_request", id: "seed-pr", contentType: "application/json"}
 	}
