@@ -46,6 +46,14 @@ func TestOneVersionEverywhere(t *testing.T) {
 	if got := dockerArg(t, dockerfile(t), "VERSION"); got != v {
 		t.Errorf("Dockerfile ARG VERSION=%s; internal/version.Version is %s", got, v)
 	}
+	// The docs' commands pull and build this release.
+	for _, f := range []string{"../README.md", "../docs/railway.md"} {
+		for _, m := range regexp.MustCompile(`(?:queen-app:|--version )(\d+\.\d+\.\d+)`).FindAllStringSubmatch(readFile(t, f), -1) {
+			if m[1] != v {
+				t.Errorf("%s says %s; the release is %s", f, m[0], v)
+			}
+		}
+	}
 	// The chart's image follows appVersion unless a tag is set.
 	o := render(t, inlineValues())
 	for _, d := range o.Deployments {
