@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -469,63 +470,91 @@ func TestEventsResumeAfterAnyIDExactlyOnce(t *testing.T) {
 	w.quiet(t, 100*time.Millisecond)
 }
 
-// Changes written while a watcher reads its backlog come once each, none
-// skipped at the switch from the backlog to live.
+// Changes written while watchers read their backlogs come once each, none
+// skipped at the switch from the backlog to live: five watchers resume from
+// five points of a 600-entry backlog while a writer goes on, beside one
+// that was already watching (so the stream's reader runs and hands them
+// batches that overlap their backlogs).
 func TestEventsResumeWhileWritingHasNoGapOrDuplicate(t *testing.T) {
 	e := newWatchEnv(t, watchOpts{})
-	for i := 1; i <= 250; i++ {
-		e.put(t, "hive/t27", int(i), working)
+	ctx := t.Context()
+	var body map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(working), &body)
+	write := func(issue int64) error {
+		_, err := e.ledger.Upsert(ctx, "hive/t27", issue, body, audit.API("test"))
+		return err
+	}
+	for i := int64(1); i <= 600; i++ {
+		if err := write(i); err != nil {
+			t.Fatal(err)
+		}
 	}
 	_, ids := e.auditEntries(t)
+	early := e.watch(t, "")
 	stop := make(chan struct{})
-	var wrote sync.WaitGroup
-	wrote.Add(1)
+	wrote := make(chan error, 1)
 	go func() {
-		defer wrote.Done()
-		for i := 1000; ; i++ {
+		for i := int64(1000); ; i++ {
 			select {
 			case <-stop:
+				wrote <- nil
 				return
 			default:
 			}
-			e.put(t, "hive/t27", i, working)
+			if err := write(i); err != nil {
+				wrote <- err
+				return
+			}
 		}
 	}()
-	w := e.watch(t, "", "Last-Event-ID", ids[9])
-	seen := map[string]bool{}
-	var last string
-	for len(seen) < 400 {
-		ev := w.nextChange(t)
-		if seen[ev.ID] {
-			t.Fatalf("%s sent twice", ev.ID)
-		}
-		seen[ev.ID] = true
-		last = ev.ID
+	froms := []int{10, 100, 300, 500, 590}
+	ws := make([]*watch, len(froms))
+	for i, from := range froms {
+		ws[i] = e.watch(t, "", "Last-Event-ID", ids[from-1])
 	}
+	time.Sleep(500 * time.Millisecond)
 	close(stop)
-	wrote.Wait()
-	// Everything up to the last written, nothing missing.
-	for {
-		_, all := e.auditEntries(t)
-		if all[len(all)-1] == last {
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for last := (ledger.AuditID{}); ; {
+		es, err := e.ledger.AuditAfter(ctx, last, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, en := range es {
+			all = append(all, en.ID)
+		}
+		if len(es) < 1000 {
 			break
 		}
-		ev := w.nextChange(t)
-		if seen[ev.ID] {
-			t.Fatalf("%s sent twice", ev.ID)
+		last, _ = ledger.ParseAuditID(es[len(es)-1].ID)
+	}
+	if all[599] != ids[599] {
+		t.Fatal("the audit's first 600 entries moved")
+	}
+	check := func(name string, w *watch, want []string) {
+		t.Helper()
+		for i, id := range want {
+			ev := w.nextChange(t)
+			if ev.ID != id {
+				t.Fatalf("%s: change %d is %s, want %s (a gap or a repeat)", name, i, ev.ID, id)
+			}
 		}
-		seen[ev.ID] = true
-		last = ev.ID
+		w.quiet(t, 100*time.Millisecond)
 	}
-	_, all := e.auditEntries(t)
-	for _, id := range all[10:] {
-		if !seen[id] {
-			t.Fatalf("%s never sent", id)
-		}
+	for i, from := range froms {
+		check(fmt.Sprintf("resumed after entry %d", from), ws[i], all[from:])
 	}
-	if len(seen) != len(all)-10 {
-		t.Fatalf("%d sent, want %d", len(seen), len(all)-10)
+	// The early watcher got every live change once, from its connection on.
+	first := early.nextChange(t)
+	at := slices.Index(all, first.ID)
+	if at < 600 {
+		t.Fatalf("the early watcher's first change %s is not a live one", first.ID)
 	}
+	check("the early watcher", early, all[at+1:])
+	t.Logf("%d changes written while resuming", len(all)-600)
 }
 
 // A resume id older than the oldest entry the stream holds gets one reset
