@@ -87,12 +87,17 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every exchange is held to docs/openapi.yaml; Close waits for the
-	// handlers, so a report never comes after the test.
-	ts := httptest.NewServer(openapicheck.Handler(h, func(err error) { t.Errorf("openapi: %v", err) }))
+	ts := httptest.NewServer(checked(t, h))
 	t.Cleanup(ts.Close)
 	e.url = ts.URL
 	return e
+}
+
+// checked holds every exchange with h to docs/openapi.yaml (openapicheck).
+// A test server's Close waits for its handlers, so no report comes after
+// the test.
+func checked(t *testing.T, h http.Handler) http.Handler {
+	return openapicheck.Handler(h, func(err error) { t.Errorf("openapi: %v", err) })
 }
 
 type reply struct {

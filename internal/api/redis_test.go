@@ -93,7 +93,7 @@ func apiOver(t *testing.T, url string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
+	ts := httptest.NewServer(checked(t, h))
 	t.Cleanup(ts.Close)
 	return ts.URL
 }

@@ -24,7 +24,7 @@ func TestStartingAnswers503AfterTheTokenCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
+	ts := httptest.NewServer(checked(t, h))
 	defer ts.Close()
 	get := func(tok string) *http.Response {
 		req, _ := http.NewRequest(http.MethodGet, ts.URL+"/v1/claims", nil)
