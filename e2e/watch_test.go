@@ -69,7 +69,7 @@ func TestWatchAcrossAWebhookRestart(t *testing.T) {
 	eventually(t, 20*time.Second, "queenctl noticed the webhook gone", func() bool {
 		return strings.Contains(watch.out.String(), "reconnecting in")
 	})
-	s.webhook()
+	hook = s.webhook()
 	for i := int64(11); i <= 13; i++ {
 		put(i)
 	}
@@ -86,6 +86,15 @@ func TestWatchAcrossAWebhookRestart(t *testing.T) {
 	if got := watchedIDs(watch.out.String()); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("printed %v\nwant the audit's %v\n%s", got, want, watch.out.String())
 	}
+	// A graceful stop ends the stream at once rather than waiting out the
+	// shutdown timeout, after which the webhook would exit with an error.
+	hook.stop()
+	if _, code := hook.exited(); code != 0 {
+		t.Fatalf("the webhook stopped with a watcher connected: exit %d\n%s", code, hook.out.String())
+	}
+	eventually(t, 20*time.Second, "queenctl noticed the stream end", func() bool {
+		return strings.Count(watch.out.String(), "reconnecting in") >= 2
+	})
 	_ = watch.cmd.Process.Signal(os.Interrupt)
 	select {
 	case <-watch.done:
