@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -38,19 +39,21 @@ type watchOpts struct {
 	maxWatchers int
 	heartbeat   time.Duration
 	buffer      int
+	aof         bool // Redis keeps its data across a restart
 	// server tunes the http.Server before it starts (timeouts, listener).
 	server func(*httptest.Server)
 }
 
 func newWatchEnv(t *testing.T, o watchOpts) *watchEnv {
 	t.Helper()
-	srv := redistest.Start(t)
+	srv := redistest.StartWith(t, redistest.Options{AppendOnly: o.aof})
 	c := testkit.NewClock(t0)
 	rdb := srv.Client()
 	e := &env{redis: srv, ledger: ledger.New(rdb, ledger.Options{Now: c.Now}), clock: c, reg: prometheus.NewRegistry(),
 		logs: &testkit.Buffer{}}
 	w := &watchEnv{env: e, done: make(chan struct{})}
 	h, err := api.New(api.Config{Ledger: e.ledger, Token: token, Now: c.Now, Registerer: e.reg,
+		Logger:      slog.New(slog.NewJSONHandler(e.logs, nil)),
 		MaxWatchers: o.maxWatchers, Heartbeat: o.heartbeat, WatchBuffer: o.buffer, Done: w.done})
 	if err != nil {
 		t.Fatal(err)
@@ -790,10 +793,11 @@ func TestEventsOutliveTheServerTimeouts(t *testing.T) {
 	}
 }
 
-// While Redis answers nothing the watchers get no event (only pings);
-// once it answers again the changes flow, none lost.
+// While Redis answers nothing, or is down, the watchers get no event
+// (only pings) and the reader retries; once Redis is back the changes flow
+// on from where they stopped, none lost or repeated.
 func TestEventsWaitOutARedisOutage(t *testing.T) {
-	e := newWatchEnv(t, watchOpts{heartbeat: 100 * time.Millisecond})
+	e := newWatchEnv(t, watchOpts{heartbeat: 100 * time.Millisecond, aof: true})
 	w := e.watch(t, "")
 	e.put(t, "hive/t27", 1, working)
 	first := w.nextChange(t)
@@ -801,11 +805,23 @@ func TestEventsWaitOutARedisOutage(t *testing.T) {
 	w.quiet(t, 1500*time.Millisecond)
 	e.redis.Resume()
 	e.put(t, "hive/t27", 2, working)
+	second := w.nextChange(t)
+	e.redis.Stop()
+	w.quiet(t, 1500*time.Millisecond)
+	if !strings.Contains(e.logs.String(), "reading the audit stream failed; retrying") {
+		t.Fatalf("the outage is not in the log:\n%s", e.logs)
+	}
+	e.redis.Restart()
 	e.put(t, "hive/t27", 3, working)
+	e.put(t, "hive/t27", 4, working)
 	_, ids := e.auditEntries(t)
-	for _, want := range ids[1:] {
+	if len(ids) != 4 || ids[0] != first.ID || ids[1] != second.ID {
+		t.Fatalf("audit %v, first %s second %s", ids, first.ID, second.ID)
+	}
+	for _, want := range ids[2:] {
 		if ev := w.nextChange(t); ev.ID != want {
-			t.Fatalf("after the outage: %s, want %s (first was %s)", ev.ID, want, first.ID)
+			t.Fatalf("after the outage: %s, want %s", ev.ID, want)
 		}
 	}
+	w.quiet(t, 200*time.Millisecond)
 }
