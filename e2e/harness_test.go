@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-app/queen-app/internal/api/openapicheck"
 	"github.com/queen-app/queen-app/internal/githubtest"
 	"github.com/queen-app/queen-app/internal/testkit"
 )
@@ -183,9 +184,10 @@ func post(url, secret, event, delivery string, body []byte) (int, error) {
 func apiJSON(t *testing.T, method, url, token string, body any, out any) int {
 	t.Helper()
 	var r io.Reader
+	var sent []byte
 	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
+		sent, _ = json.Marshal(body)
+		r = bytes.NewReader(sent)
 	}
 	req, _ := http.NewRequestWithContext(context.Background(), method, url, r)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -198,6 +200,13 @@ func apiJSON(t *testing.T, method, url, token string, body any, out any) int {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	// The built webhook's claims API answers are held to docs/openapi.yaml too.
+	if strings.HasPrefix(req.URL.Path, "/v1/") {
+		x := openapicheck.Exchange{Request: req, RequestBody: sent, Status: resp.StatusCode, Header: resp.Header, Body: b}
+		if err := openapicheck.Check(x); err != nil {
+			t.Errorf("openapi: %s %s -> %d: %v", method, url, resp.StatusCode, err)
+		}
+	}
 	if out != nil && len(b) > 0 {
 		if err := json.Unmarshal(b, out); err != nil {
 			t.Fatalf("%s %s: %d %s: %v", method, url, resp.StatusCode, b, err)

@@ -69,7 +69,12 @@ func Handler(h http.Handler, report func(error)) http.Handler {
 		body, whole := readSome(r)
 		rec := &recorder{ResponseWriter: rw}
 		h.ServeHTTP(rec, r)
-		if err := checkExchange(r, body, whole, rec); err != nil {
+		header := rec.header
+		if header == nil {
+			header = rec.Header()
+		}
+		x := Exchange{Request: r, RequestBody: body, Cut: !whole, Status: rec.status(), Header: header, Body: rec.body.Bytes()}
+		if err := Check(x); err != nil {
 			report(fmt.Errorf("%s %s -> %d: %w", r.Method, r.URL.RequestURI(), rec.status(), err))
 		}
 	})
@@ -90,13 +95,12 @@ func readSome(r *http.Request) (body []byte, whole bool) {
 	return body, whole
 }
 
-// recorder keeps the status, the headers as sent and (but for a stream)
-// the body of an answer, passing everything through.
+// recorder keeps the status, the headers as sent and the body (up to
+// maxChecked) of an answer, passing everything through.
 type recorder struct {
 	http.ResponseWriter
 	code   int
 	header http.Header
-	stream bool
 	body   bytes.Buffer
 }
 
@@ -104,8 +108,6 @@ func (w *recorder) WriteHeader(code int) {
 	if w.code == 0 {
 		w.code = code
 		w.header = w.ResponseWriter.Header().Clone()
-		mt, _, _ := mime.ParseMediaType(w.header.Get("Content-Type"))
-		w.stream = mt == "text/event-stream"
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -137,53 +139,62 @@ func (w *recorder) status() int {
 	return w.code
 }
 
-func checkExchange(r *http.Request, body []byte, whole bool, rec *recorder) error {
+// Exchange is one request and its answer, as a server or a client saw them.
+type Exchange struct {
+	Request     *http.Request // its Body is not read: RequestBody is
+	RequestBody []byte
+	Cut         bool // RequestBody is the start of a longer body
+	Status      int
+	Header      http.Header
+	Body        []byte // a stream's: as far as it was read
+}
+
+// Check holds x to docs/openapi.yaml: a request the description refuses
+// must be refused (4xx), and the answer must be one it describes.
+func Check(x Exchange) error {
 	d, err := loadDescription()
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-	code := rec.status()
-	header := rec.header
-	if header == nil {
-		header = rec.Header()
-	}
+	code, header := x.Status, x.Header
+	mt, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
+	stream := mt == "text/event-stream"
 	// HEAD is served with each GET: the GET's answer without a body.
-	method := r.Method
-	if method == http.MethodHead {
-		method = http.MethodGet
+	head := x.Request.Method == http.MethodHead
+	req := x.Request.Clone(ctx)
+	if head {
+		req.Method = http.MethodGet
 	}
-	req := r.Clone(ctx)
-	req.Method = method
-	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.Body = io.NopCloser(bytes.NewReader(x.RequestBody))
 	route, params, err := d.router.FindRoute(req)
 	if err != nil {
 		if !slices.Contains(RoutingErrors, code) {
 			return fmt.Errorf("no operation in docs/openapi.yaml (%v), and answered %d, not one of %v", err, code, RoutingErrors)
 		}
-		return checkError(d, header, rec.body.Bytes())
+		return checkError(d, header, x.Body)
 	}
 	in := &openapi3filter.RequestValidationInput{
 		Request: req, PathParams: params, Route: route,
 		Options: &openapi3filter.Options{AuthenticationFunc: bearer},
 	}
 	reqErr := openapi3filter.ValidateRequest(ctx, in)
-	if !whole {
+	if x.Cut {
 		reqErr = errors.New("body longer than the server's cap")
 	}
 	if reqErr != nil && (code < 400 || code >= 500) && code != http.StatusServiceUnavailable {
 		return fmt.Errorf("request outside docs/openapi.yaml was answered %d: %w", code, reqErr)
 	}
-	in.Options = &openapi3filter.Options{IncludeResponseStatus: true, ExcludeResponseBody: r.Method == http.MethodHead || rec.stream}
+	in.Options = &openapi3filter.Options{IncludeResponseStatus: true, ExcludeResponseBody: head || stream}
 	out := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: in, Status: code, Header: header,
-		Body: io.NopCloser(bytes.NewReader(rec.body.Bytes())), Options: in.Options,
+		Body: io.NopCloser(bytes.NewReader(x.Body)), Options: in.Options,
 	}
-	if rec.stream {
+	if stream {
 		if err := documentedContent(route, code, "text/event-stream"); err != nil {
 			return err
 		}
-		if err := checkEvents(d, rec.body.Bytes(), rec.body.Len() >= maxChecked); err != nil {
+		if err := checkEvents(d, x.Body, len(x.Body) >= maxChecked); err != nil {
 			return fmt.Errorf("event stream outside docs/openapi.yaml: %w", err)
 		}
 	}
