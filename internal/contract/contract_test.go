@@ -45,10 +45,14 @@ func hookSink(t *testing.T) (string, func() []delivery) {
 	}
 }
 
-// TestContractSandboxWebhooksValidate: every webhook the sandbox signs
-// validates against its event's published schema, headers included, and
-// its signature is the HMAC of the body.
-func TestContractSandboxWebhooksValidate(t *testing.T) {
+// hookSecret signs the sandbox's deliveries in these tests.
+const hookSecret = "s3cret"
+
+// sandboxHooks loads the published webhook schemas and starts a sandbox
+// GitHub with installation 7 on hive/t27, its deliveries signed with
+// hookSecret and kept by a hookSink.
+func sandboxHooks(t *testing.T) (*contract.Webhooks, *sandbox.GitHub, func() []delivery) {
+	t.Helper()
 	hooks, err := contract.LoadWebhooks()
 	if err != nil {
 		t.Fatal(err)
@@ -57,11 +61,18 @@ func TestContractSandboxWebhooksValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer gh.Close()
+	t.Cleanup(gh.Close)
 	url, got := hookSink(t)
-	const secret = "s3cret"
-	gh.SetHook(url, secret)
+	gh.SetHook(url, hookSecret)
 	gh.AddInstallation(7, "hive", "hive/t27")
+	return hooks, gh, got
+}
+
+// TestContractSandboxWebhooksValidate: every webhook the sandbox signs
+// validates against its event's published schema, headers included, and
+// its signature is the HMAC of the body.
+func TestContractSandboxWebhooksValidate(t *testing.T) {
+	hooks, gh, got := sandboxHooks(t)
 	merged := gh.AddPR("hive/t27", sandbox.PR{HeadRef: "queen-1", HeadRepo: "hive/t27", State: "open"})
 	closed := gh.AddPR("hive/t27", sandbox.PR{HeadRef: "queen-2", HeadRepo: "hive/t27", State: "open"})
 	for _, f := range []func() (sandbox.Delivery, error){
@@ -89,7 +100,7 @@ func TestContractSandboxWebhooksValidate(t *testing.T) {
 		if err := hooks.Check(d.header, d.body); err != nil {
 			t.Errorf("%v", err)
 		}
-		mac := hmac.New(sha256.New, []byte(secret))
+		mac := hmac.New(sha256.New, []byte(hookSecret))
 		mac.Write(d.body)
 		if d.header.Get("X-Hub-Signature-256") != "sha256="+hex.EncodeToString(mac.Sum(nil)) {
 			t.Errorf("delivery %s: signature is not the body's HMAC", d.header.Get("X-GitHub-Delivery"))
@@ -151,18 +162,7 @@ func TestContractPayloadFixturesValidate(t *testing.T) {
 // delivery fails without a required field, with a wrongly typed one, and
 // without each header GitHub sends.
 func TestContractWebhookCheckRefusesBrokenDeliveries(t *testing.T) {
-	hooks, err := contract.LoadWebhooks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gh, err := sandbox.NewGitHub()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gh.Close()
-	url, got := hookSink(t)
-	gh.SetHook(url, "s3cret")
-	gh.AddInstallation(7, "hive", "hive/t27")
+	hooks, gh, got := sandboxHooks(t)
 	n := gh.AddPR("hive/t27", sandbox.PR{HeadRef: "queen-1", HeadRepo: "hive/t27", State: "open"})
 	if _, err := gh.ClosePR("hive/t27", n, true); err != nil {
 		t.Fatal(err)
