@@ -14,7 +14,10 @@ export interface paths {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
                 /** @description The issue number, a positive whole number up to 10^10. */
                 issue: components["parameters"]["issue"];
@@ -53,7 +56,10 @@ export interface paths {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
                 /** @description The issue number, a positive whole number up to 10^10. */
                 issue: components["parameters"]["issue"];
@@ -83,7 +89,10 @@ export interface paths {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
                 /** @description The issue number, a positive whole number up to 10^10. */
                 issue: components["parameters"]["issue"];
@@ -115,7 +124,10 @@ export interface paths {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
                 /** @description The issue number, a positive whole number up to 10^10. */
                 issue: components["parameters"]["issue"];
@@ -172,7 +184,10 @@ export interface paths {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
             };
             cookie?: never;
@@ -200,7 +215,10 @@ export interface paths {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
             };
             cookie?: never;
@@ -230,7 +248,10 @@ export interface paths {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
                 /** @description The issue number, a positive whole number up to 10^10. */
                 issue: components["parameters"]["issue"];
@@ -361,7 +382,10 @@ export interface components {
             /** @description The field, query parameter, header or setting to blame, when there is one. */
             field?: string;
         };
-        /** @description A GitHub `owner/name`. */
+        /**
+         * @description A GitHub `owner/name`: the owner 1 to 39 of `A-Za-z0-9-`, not starting with `-`; the name 1 to
+         *     100 of `A-Za-z0-9._-`, neither `.` nor holding `..`.
+         */
         RepoName: string;
         Issue: number;
         /** @description An audit stream id, milliseconds and a sequence number. */
@@ -700,7 +724,8 @@ export interface components {
         /** @description Too many wrong tokens from this client address; the request was not read. */
         TooManyRequests: {
             headers: {
-                "Retry-After": components["headers"]["Retry-After"];
+                /** @description Seconds to wait before retrying. */
+                "Retry-After": string;
                 [name: string]: unknown;
             };
             content: {
@@ -733,7 +758,10 @@ export interface components {
     parameters: {
         /** @description The repository's owner, as GitHub names it. */
         owner: string;
-        /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+        /**
+         * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+         *     `..` (an error names the field `repo`).
+         */
         repo: string;
         /** @description The issue number, a positive whole number up to 10^10. */
         issue: number;
@@ -759,7 +787,10 @@ export interface operations {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
                 /** @description The issue number, a positive whole number up to 10^10. */
                 issue: components["parameters"]["issue"];
@@ -804,7 +835,10 @@ export interface operations {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
                 /** @description The issue number, a positive whole number up to 10^10. */
                 issue: components["parameters"]["issue"];
@@ -844,7 +878,10 @@ export interface operations {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
                 /** @description The issue number, a positive whole number up to 10^10. */
                 issue: components["parameters"]["issue"];
@@ -880,7 +917,10 @@ export interface operations {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
                 /** @description The issue number, a positive whole number up to 10^10. */
                 issue: components["parameters"]["issue"];
@@ -923,7 +963,10 @@ export interface operations {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
                 /** @description The issue number, a positive whole number up to 10^10. */
                 issue: components["parameters"]["issue"];
@@ -1005,7 +1048,10 @@ export interface operations {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
             };
             cookie?: never;
@@ -1038,7 +1084,10 @@ export interface operations {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
             };
             cookie?: never;
@@ -1077,7 +1126,10 @@ export interface operations {
             path: {
                 /** @description The repository's owner, as GitHub names it. */
                 owner: components["parameters"]["owner"];
-                /** @description The repository's name, as GitHub names it (an error names the field `repo`). */
+                /**
+                 * @description The repository's name, as GitHub names it: 1 to 100 of `A-Za-z0-9._-`, neither `.` nor holding
+                 *     `..` (an error names the field `repo`).
+                 */
                 repo: components["parameters"]["repo"];
                 /** @description The issue number, a positive whole number up to 10^10. */
                 issue: components["parameters"]["issue"];
@@ -1117,7 +1169,7 @@ export interface operations {
                 repo?: components["schemas"]["RepoName"];
                 /** @description Only this issue. */
                 issue?: number;
-                /** @description An RFC 3339 time, or a duration back from now such as `1h` or `90m`. */
+                /** @description An RFC 3339 time, or a duration back from now such as `1h` or `90m` (Go's form, not negative). */
                 since?: string;
                 /** @description At most this many entries. */
                 limit?: number;
@@ -1169,8 +1221,9 @@ export interface operations {
             /** @description The event stream; it ends only when the client or the server closes it. */
             200: {
                 headers: {
-                    "Cache-Control"?: "no-cache";
-                    "X-Accel-Buffering"?: "no";
+                    "Cache-Control": "no-cache";
+                    /** @description Tells a proxy (nginx) not to buffer the stream. */
+                    "X-Accel-Buffering": "no";
                     [name: string]: unknown;
                 };
                 content: {
