@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/tasks"
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 const token = "client-test-token-5be1"
@@ -234,25 +234,10 @@ func TestClientExportPush(t *testing.T) {
 // anything is sent there: Go's client would have sent the token along
 // (it drops Authorization only for another host).
 func TestTheTokenNeverFollowsARedirectOffTheAPI(t *testing.T) {
-	var leaked atomic.Int32
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "" {
-			leaked.Add(1)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"claims": [], "next_cursor": ""}`))
-	}))
-	t.Cleanup(other.Close)
-	for name, target := range map[string]string{
-		"another port":   other.URL,
-		"another scheme": strings.Replace(other.URL, "http://", "https://", 1),
-	} {
-		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, target+r.URL.RequestURI(), http.StatusTemporaryRedirect)
-		}))
-		t.Cleanup(front.Close)
+	fronts, leaked := testkit.OffOriginRedirects(t, http.StatusTemporaryRedirect, `{"claims": [], "next_cursor": ""}`)
+	for name, front := range fronts {
 		for _, hc := range []*http.Client{nil, {Timeout: 5 * time.Second}} {
-			c, err := apiclient.New(front.URL, token, hc)
+			c, err := apiclient.New(front, token, hc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,7 +247,7 @@ func TestTheTokenNeverFollowsARedirectOffTheAPI(t *testing.T) {
 			}
 		}
 	}
-	if leaked.Load() != 0 {
-		t.Fatalf("the token reached another port %d times", leaked.Load())
+	if n := leaked(); n != 0 {
+		t.Fatalf("the token reached another port %d times", n)
 	}
 }

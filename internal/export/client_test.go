@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 // newEchoServer answers 500 with the request's Authorization header in the body.
@@ -171,24 +173,10 @@ func TestAnEchoedExportTokenNeverLeaksWhereverItIsCut(t *testing.T) {
 // before anything is sent there: Go's client would have sent the token
 // along (it drops Authorization only for another host).
 func TestTheExportTokenNeverFollowsARedirectOffTheExport(t *testing.T) {
-	var leaked atomic.Int32
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "" {
-			leaked.Add(1)
-		}
-		fmt.Fprint(w, `{"base": "origin/master", "count": 0, "branches": []}`)
-	}))
-	t.Cleanup(other.Close)
-	for name, target := range map[string]string{
-		"another port":   other.URL,
-		"another scheme": strings.Replace(other.URL, "http://", "https://", 1),
-	} {
-		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, target+r.URL.RequestURI(), http.StatusFound)
-		}))
-		t.Cleanup(front.Close)
+	fronts, leaked := testkit.OffOriginRedirects(t, http.StatusFound, `{"base": "origin/master", "count": 0, "branches": []}`)
+	for name, front := range fronts {
 		for _, hc := range []*http.Client{nil, {}} {
-			c, err := NewClient(front.URL+"/queen/export", exportToken, hc)
+			c, err := NewClient(front+"/queen/export", exportToken, hc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +187,7 @@ func TestTheExportTokenNeverFollowsARedirectOffTheExport(t *testing.T) {
 			}
 		}
 	}
-	if leaked.Load() != 0 {
-		t.Fatalf("the token reached another port %d times", leaked.Load())
+	if n := leaked(); n != 0 {
+		t.Fatalf("the token reached another port %d times", n)
 	}
 }
