@@ -107,19 +107,30 @@ func TestReadBodyStopsAtTheBudget(t *testing.T) {
 	}
 }
 
-// A body that does not arrive in time is dropped: the handler learns it
-// and the client's connection is answered and closed.
-func TestReadBodyDropsASlowBody(t *testing.T) {
-	errc := make(chan error, 1)
+// bodyReader serves each request by reading its body with ReadBody (a
+// 1 MiB budget, the 25 MiB cap, wait for the body), then hands ReadBody's
+// error to then, the lease still held.
+func bodyReader(t *testing.T, wait time.Duration, then func(w http.ResponseWriter, r *http.Request, err error)) *httptest.Server {
+	t.Helper()
 	b := NewBudget(Limits{Places: 1, ClientPlaces: 1, Bytes: 1 << 20, ClientBytes: 1 << 20})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l, _ := b.Admit(r)
 		defer l.Release()
-		_, err := ReadBody(w, r, l, 25<<20, 300*time.Millisecond)
+		_, err := ReadBody(w, r, l, 25<<20, wait)
+		then(w, r, err)
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// A body that does not arrive in time is dropped: the handler learns it
+// and the client's connection is answered and closed.
+func TestReadBodyDropsASlowBody(t *testing.T) {
+	errc := make(chan error, 1)
+	ts := bodyReader(t, 300*time.Millisecond, func(w http.ResponseWriter, r *http.Request, err error) {
 		errc <- err
 		w.WriteHeader(http.StatusRequestTimeout)
-	}))
-	defer ts.Close()
+	})
 	c, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -143,18 +154,14 @@ func TestReadBodyDropsASlowBody(t *testing.T) {
 // (waiting on Redis) keeps its request's context.
 func TestReadBodyDeadlineEndsWithTheBody(t *testing.T) {
 	errc := make(chan error, 1)
-	b := NewBudget(Limits{Places: 1, ClientPlaces: 1, Bytes: 1 << 20, ClientBytes: 1 << 20})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l, _ := b.Admit(r)
-		defer l.Release()
-		if _, err := ReadBody(w, r, l, 25<<20, 200*time.Millisecond); err != nil {
+	ts := bodyReader(t, 200*time.Millisecond, func(w http.ResponseWriter, r *http.Request, err error) {
+		if err != nil {
 			errc <- err
 			return
 		}
 		time.Sleep(600 * time.Millisecond)
 		errc <- r.Context().Err()
-	}))
-	defer ts.Close()
+	})
 	resp, err := http.Post(ts.URL, "application/json", strings.NewReader(`{"zen":"x"}`))
 	if err != nil {
 		t.Fatal(err)
