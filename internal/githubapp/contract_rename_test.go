@@ -36,12 +36,7 @@ func TestContractRenamedRepository(t *testing.T) {
 		if e.Path == "/graphql" {
 			continue
 		}
-		if err := spec.CheckRequest(e); err != nil {
-			t.Errorf("%v", err)
-		}
-		if err := spec.CheckResponse(e); err != nil {
-			t.Errorf("%v", err)
-		}
+		checkREST(t, spec, e)
 	}
 	for _, r := range graphqlRequests(t, s.Recorded()) {
 		if err := schema.Validate(r.Query, r.Variables); err != nil {

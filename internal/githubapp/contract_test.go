@@ -160,3 +160,15 @@ func restContract(t *testing.T) *contract.REST {
 	}
 	return spec
 }
+
+// checkREST holds a recorded REST exchange to the documented operation:
+// the request, and the answer for its status.
+func checkREST(t *testing.T, spec *contract.REST, e sandbox.Exchange) {
+	t.Helper()
+	if err := spec.CheckRequest(e); err != nil {
+		t.Errorf("%v", err)
+	}
+	if err := spec.CheckResponse(e); err != nil {
+		t.Errorf("%v", err)
+	}
+}

@@ -45,11 +45,6 @@ func TestCreatePRAfterATransfer(t *testing.T) {
 	}
 	spec := restContract(t)
 	for _, e := range s.Recorded() {
-		if err := spec.CheckRequest(e); err != nil {
-			t.Errorf("%v", err)
-		}
-		if err := spec.CheckResponse(e); err != nil {
-			t.Errorf("%v", err)
-		}
+		checkREST(t, spec, e)
 	}
 }
