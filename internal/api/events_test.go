@@ -58,7 +58,7 @@ func newWatchEnv(t *testing.T, o watchOpts) *watchEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.srv = httptest.NewUnstartedServer(h)
+	w.srv = httptest.NewUnstartedServer(checked(t, h)) // each stream held to docs/openapi.yaml
 	if o.server != nil {
 		o.server(w.srv)
 	}
