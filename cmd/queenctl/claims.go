@@ -51,8 +51,8 @@ func runClaims(args []string, stdout, stderr io.Writer) int {
 
 func claimsSynopsisOf(name string) string { return synopsisOf(claimsVerbs, name) }
 
-// claimsAPI is the API client from QUEEN_API_URL and QUEEN_API_TOKEN; on a
-// bad or missing value it prints one line naming the variable.
+// claimsAPI is the API client from QUEEN_API_URL and QUEEN_API_TOKEN; on
+// bad or missing values it prints a line naming each variable.
 func claimsAPI(name string, stderr io.Writer) (*apiclient.Client, bool) {
 	cfg, err := config.Load(config.CLI, os.Getenv)
 	if err == nil {
@@ -61,7 +61,7 @@ func claimsAPI(name string, stderr io.Writer) (*apiclient.Client, bool) {
 			return c, true
 		}
 	}
-	fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
+	printErr(stderr, name, err)
 	return nil, false
 }
 

@@ -373,3 +373,35 @@ func TestClaimsWithoutTokenSayWhichVariable(t *testing.T) {
 		t.Errorf("API down: %d %q", code, errOut)
 	}
 }
+
+// Two bad variables are two lines, each with the command's prefix, in
+// every command that reads the API's variables.
+func TestEveryCommandPrefixesEachBadVariable(t *testing.T) {
+	t.Setenv("QUEEN_API_URL", "not a url")
+	t.Setenv("QUEEN_API_TOKEN", "")
+	for _, c := range []struct {
+		prefix string
+		args   []string
+	}{
+		{"claims list", []string{"claims", "list"}},
+		{"claims export", []string{"claims", "export"}},
+		{"claims free", []string{"claims", "free", "hive/t27#1", "--reason", "x"}},
+		{"claims import", []string{"claims", "import", writeDump(t, `{}`)}},
+		{"explain", []string{"explain", "hive/t27#1"}},
+		{"audit", []string{"audit"}},
+		{"claims watch", []string{"claims", "watch"}},
+		{"export status", []string{"export", "status"}},
+	} {
+		code, out, errOut := ctl(c.args...)
+		lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+		if code != 2 || out != "" || len(lines) != 2 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and two lines", c.args, code, out, errOut)
+			continue
+		}
+		for i, v := range []string{"QUEEN_API_URL", "QUEEN_API_TOKEN"} {
+			if !strings.HasPrefix(lines[i], "queenctl: "+c.prefix+": ") || !strings.Contains(lines[i], v) {
+				t.Errorf("%v: line %d %q, want it prefixed %q and naming %s", c.args, i+1, lines[i], "queenctl: "+c.prefix+": ", v)
+			}
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -31,7 +30,7 @@ func runDeliveries(args []string, stdout, stderr io.Writer) int {
 }
 
 // deliveriesApp is the App from GITHUB_APP_ID, its key and GITHUB_API_URL;
-// on a bad or missing value it prints one line naming the variable.
+// on bad or missing values it prints a line naming each variable.
 func deliveriesApp(name string, stderr io.Writer) (*githubapp.App, bool) {
 	cfg, err := config.LoadApp(os.Getenv)
 	if err == nil {
@@ -41,10 +40,7 @@ func deliveriesApp(name string, stderr io.Writer) (*githubapp.App, bool) {
 			return app, true
 		}
 	}
-	// Every bad variable at once, each on its own prefixed line.
-	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintf(stderr, "queenctl: %s: %s\n", name, line)
-	}
+	printErr(stderr, name, err)
 	return nil, false
 }
 

@@ -71,9 +71,7 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	// The worker's variables are the widest set: Redis, the App, the export.
 	cfg, err := config.Load(config.Worker, os.Getenv)
 	if err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(stderr, "queenctl: doctor: %s\n", line)
-		}
+		printErr(stderr, "doctor", err)
 		return 2
 	}
 	results := doctor(context.Background(), cfg)

@@ -135,8 +135,17 @@ func usageError(err error, name, synopsis string, fs *flag.FlagSet, stdout, stde
 		fs.PrintDefaults()
 		return 0
 	}
-	fmt.Fprintf(stderr, "queenctl: %s: %v (usage: queenctl %s %s)\n", name, err, name, synopsis)
+	printErr(stderr, name, fmt.Errorf("%w (usage: queenctl %s %s)", err, name, synopsis))
 	return 2
+}
+
+// printErr writes err as queenctl's error for the command name: each of its
+// lines (config names every bad variable on a line of its own) prefixed
+// "queenctl: name: ", so a grep for the command finds them all.
+func printErr(stderr io.Writer, name string, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(stderr, "queenctl: %s: %s\n", name, line)
+	}
 }
 
 // verb is one subcommand of a command group (claims, export, deliveries).
