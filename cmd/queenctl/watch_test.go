@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/api/openapicheck"
 	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/redistest"
@@ -28,7 +29,7 @@ func watchServer(t *testing.T) (*ledger.Ledger, *redistest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
+	ts := httptest.NewServer(openapicheck.Handler(h, func(err error) { t.Errorf("openapi: %v", err) }))
 	t.Cleanup(func() { close(done); ts.Close() })
 	t.Setenv("QUEEN_API_URL", ts.URL)
 	t.Setenv("QUEEN_API_TOKEN", claimsToken)
