@@ -79,10 +79,7 @@ func TestDashboardSeriesAreExportedByTheRunningBinaries(t *testing.T) {
 	t.Parallel()
 	seen := map[string]string{}
 
-	f := newFreeStack(t, map[string]string{frFlag: "on"})
-	f.both()
-	f.acceptRow(9121)
-	f.closedPR(9121, 521, false)
+	f := newClosedPRStack(t, 9121, 521)
 	id := f.deliverPR(9121, 521, "closed", false, "d-dash-1")
 	frCheckFreed(t, f.waitFreed(9121), "d-dash-1")
 	f.waitDone(id)

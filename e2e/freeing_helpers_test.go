@@ -38,6 +38,18 @@ func newFreeStack(t *testing.T, extra map[string]string) *fstack {
 	return newFreeStackOn(t, nil, extra)
 }
 
+// newClosedPRStack is a free stack with the freeing flags on and both
+// binaries running, issue's row accepted and its PR number on queen-<issue>
+// closed unmerged: the claim a closing delivery frees.
+func newClosedPRStack(t *testing.T, issue int64, number int) *fstack {
+	t.Helper()
+	f := newFreeStack(t, map[string]string{frFlag: "on"})
+	f.both()
+	f.acceptRow(issue)
+	f.closedPR(issue, number, false)
+	return f
+}
+
 // newFreeStackOn is newFreeStack on the Redis of form (nil: one node).
 func newFreeStackOn(t *testing.T, form *redisForm, extra map[string]string) *fstack {
 	t.Helper()

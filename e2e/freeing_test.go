@@ -61,10 +61,7 @@ func frCheckKept(t *testing.T, v frClaim, open, merged, closedUnmerged int) {
 
 func TestFreeClosedUnmergedPRFreesItsIssue(t *testing.T) {
 	t.Parallel()
-	f := newFreeStack(t, map[string]string{frFlag: "on"})
-	f.both()
-	f.acceptRow(9111)
-	f.closedPR(9111, 501, false)
+	f := newClosedPRStack(t, 9111, 501)
 
 	id := f.deliverPR(9111, 501, "closed", false, "d-free-1")
 	v := f.waitFreed(9111)
@@ -138,10 +135,7 @@ func TestKeepMergedOpenOrNoPR(t *testing.T) {
 // its retry budget) while GitHub answers 502, and frees once it answers.
 func TestKeepWhileGitHubIsDownThenFree(t *testing.T) {
 	t.Parallel()
-	f := newFreeStack(t, map[string]string{frFlag: "on"})
-	f.both()
-	f.acceptRow(9301)
-	f.closedPR(9301, 701, false)
+	f := newClosedPRStack(t, 9301, 701)
 
 	f.gh.Down(true)
 	id := f.deliverPR(9301, 701, "closed", false, "d-down-1")
@@ -247,10 +241,7 @@ func TestFreeOnceForRepeatedDeliveries(t *testing.T) {
 // fail: it succeeds afterwards with its retry budget untouched.
 func TestFreeWaitsOut502sAndSecondaryRateLimit(t *testing.T) {
 	t.Parallel()
-	f := newFreeStack(t, map[string]string{frFlag: "on"})
-	f.both()
-	f.acceptRow(9601)
-	f.closedPR(9601, 1001, false)
+	f := newClosedPRStack(t, 9601, 1001)
 
 	f.gh.FailNext("/repos/"+repo+"/pulls", http.StatusBadGateway, http.Header{}, 2)
 	f.gh.SecondaryRateLimit(1, time.Second)
@@ -319,10 +310,7 @@ func TestFreeAfterWorkerKilledMidTask(t *testing.T) {
 // A reopened PR brings a claim freed by accept_claim back to life.
 func TestFreeReopenedAfterFreeIsLiveAgain(t *testing.T) {
 	t.Parallel()
-	f := newFreeStack(t, map[string]string{frFlag: "on"})
-	f.both()
-	f.acceptRow(9801)
-	f.closedPR(9801, 1201, false)
+	f := newClosedPRStack(t, 9801, 1201)
 	f.deliverPR(9801, 1201, "closed", false, "d-close")
 	frCheckFreed(t, f.waitFreed(9801), "d-close")
 

@@ -11,10 +11,7 @@ import (
 // on a read that shows the new PR.
 func TestFreeOpenedAfterFreeIsLiveAgain(t *testing.T) {
 	t.Parallel()
-	f := newFreeStack(t, map[string]string{frFlag: "on"})
-	f.both()
-	f.acceptRow(9821)
-	f.closedPR(9821, 1221, false)
+	f := newClosedPRStack(t, 9821, 1221)
 	f.deliverPR(9821, 1221, "closed", false, "d-close-9821")
 	frCheckFreed(t, f.waitFreed(9821), "d-close-9821")
 

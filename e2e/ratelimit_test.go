@@ -17,10 +17,7 @@ import (
 // its read is sent to GitHub, not refused locally, and frees the claim.
 func TestSecondaryLimitWithoutRetryAfterWaitsAMinute(t *testing.T) {
 	t.Parallel()
-	f := newFreeStack(t, map[string]string{frFlag: "on"})
-	f.both()
-	f.acceptRow(9651)
-	f.closedPR(9651, 1051, false)
+	f := newClosedPRStack(t, 9651, 1051)
 
 	reset := strconv.FormatInt(time.Now().Add(50*time.Minute).Unix(), 10)
 	f.gh.AnswerNextWith("/repos/"+repo+"/pulls", http.StatusForbidden,
