@@ -71,13 +71,7 @@ func TestDoctorPassesAgainstAWorkingDeploymentAndFailsOnAWrongAppKey(t *testing.
 		}
 		return err == nil && d.StatusCode/100 == 2
 	})
-	env := map[string]string{"QUEEN_API_URL": s.apiURL}
-	for k, v := range s.env {
-		env[k] = v
-	}
-	for k, v := range s.sb.ExportEnv() {
-		env[k] = v
-	}
+	env := mergedEnv(map[string]string{"QUEEN_API_URL": s.apiURL}, s.env, s.sb.ExportEnv())
 	code, out, errOut := doctor(t, env)
 	if code != 0 || errOut != "" {
 		t.Fatalf("doctor on a working deployment: exit %d, stderr %q\n%s", code, errOut, out)

@@ -68,16 +68,8 @@ func newFreeStackOn(t *testing.T, form *redisForm, extra map[string]string) *fst
 // sync is done, so the shared registry knows hive/t27).
 func (f *fstack) startWorker(extra map[string]string) *proc {
 	f.t.Helper()
-	env := map[string]string{}
-	for k, v := range f.env {
-		env[k] = v
-	}
 	addr := freeAddr(f.t)
-	env["QUEEN_API_LISTEN"] = addr
-	env["QUEEN_WORKER_CONCURRENCY"] = "4"
-	for k, v := range extra {
-		env[k] = v
-	}
+	env := mergedEnv(f.env, map[string]string{"QUEEN_API_LISTEN": addr, "QUEEN_WORKER_CONCURRENCY": "4"}, extra)
 	p := start(f.t, "worker", env)
 	f.workerURL = "http://" + addr
 	waitHTTP(f.t, p, f.workerURL+"/healthz")

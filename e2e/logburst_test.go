@@ -17,12 +17,7 @@ func TestWorkerLogsARedisOutageInAFewLines(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, nil)
 	api := freeAddr(t)
-	env := map[string]string{}
-	for k, v := range s.env {
-		env[k] = v
-	}
-	env["QUEEN_API_LISTEN"] = api
-	work := start(t, "worker", env)
+	work := start(t, "worker", mergedEnv(s.env, map[string]string{"QUEEN_API_LISTEN": api}))
 	eventually(t, 30*time.Second, "the worker is ready", func() bool {
 		resp, err := http.Get("http://" + api + "/readyz")
 		if err != nil {

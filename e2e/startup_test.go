@@ -26,12 +26,10 @@ func TestPortInUseNamesItsVariable(t *testing.T) {
 	for _, c := range []struct{ name, variable string }{
 		{"webhook", "QUEEN_LISTEN"}, {"webhook", "QUEEN_API_LISTEN"}, {"worker", "QUEEN_API_LISTEN"},
 	} {
-		env := map[string]string{}
-		for k, v := range s.env {
-			env[k] = v
-		}
-		env["QUEEN_REDIS_URL"] = "redis://" + freeAddr(t) + "/0" // nobody: the port is checked first
-		env[c.variable] = addr
+		env := mergedEnv(s.env, map[string]string{
+			"QUEEN_REDIS_URL": "redis://" + freeAddr(t) + "/0", // nobody: the port is checked first
+			c.variable:        addr,
+		})
 		code, _, errOut := runEnv(t, c.name, env)
 		want := c.name + ": " + c.variable + ": " + addr + " is in use by another process\n"
 		if code != 2 || errOut != want {
@@ -133,12 +131,7 @@ func TestClusterURLAtOneNodeExits2(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, map[string]string{"QUEEN_REDIS_URL": "redis+cluster://" + redistest.Start(t).Addr})
 	for _, name := range []string{"webhook", "worker"} {
-		env := map[string]string{}
-		for k, v := range s.env {
-			env[k] = v
-		}
-		env["QUEEN_API_LISTEN"] = freeAddr(t)
-		p := start(t, name, env)
+		p := start(t, name, mergedEnv(s.env, map[string]string{"QUEEN_API_LISTEN": freeAddr(t)}))
 		select {
 		case <-p.done:
 		case <-time.After(30 * time.Second):

@@ -156,14 +156,7 @@ func TestWebhookRefusesABadTLSPairNamingTheVariable(t *testing.T) {
 		{map[string]string{"QUEEN_TLS_CERT_FILE": a.KeyFile, "QUEEN_TLS_KEY_FILE": a.KeyFile},
 			"webhook: QUEEN_TLS_CERT_FILE: holds no PEM certificate: " + a.KeyFile + "\n"},
 	} {
-		env := map[string]string{}
-		for k, v := range base {
-			env[k] = v
-		}
-		for k, v := range tc.set {
-			env[k] = v
-		}
-		code, out, errOut := runEnv(t, "webhook", env)
+		code, out, errOut := runEnv(t, "webhook", mergedEnv(base, tc.set))
 		if code != 2 || out != "" || errOut != tc.want {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.set, code, out, errOut, tc.want)
 		}

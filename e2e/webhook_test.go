@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -35,6 +36,16 @@ type stack struct {
 	apiURL  string
 }
 
+// mergedEnv is a new environment holding each of envs in turn, a later
+// one's value winning: a binary's env from the stack's and a test's own.
+func mergedEnv(envs ...map[string]string) map[string]string {
+	env := map[string]string{}
+	for _, e := range envs {
+		maps.Copy(env, e)
+	}
+	return env
+}
+
 func newStack(t *testing.T, extra map[string]string) *stack {
 	t.Helper()
 	return newStackOn(t, nil, extra)
@@ -57,22 +68,13 @@ func newStackOn(t *testing.T, form *redisForm, extra map[string]string) *stack {
 	}
 	hook, api := freeAddr(t), freeAddr(t)
 	s.hookURL, s.apiURL = "http://"+hook+"/webhook", "http://"+api
-	s.env = sb.GitHubEnv()
-	for k, v := range map[string]string{
+	s.env = mergedEnv(sb.GitHubEnv(), map[string]string{
 		"GITHUB_WEBHOOK_SECRET":  secret,
 		"QUEEN_API_TOKEN":        apiToken,
 		"QUEEN_LISTEN":           hook,
 		"QUEEN_API_LISTEN":       api,
 		"QUEEN_REEVALUATE_DELAY": "0s",
-	} {
-		s.env[k] = v
-	}
-	for k, v := range s.form.env {
-		s.env[k] = v
-	}
-	for k, v := range extra {
-		s.env[k] = v
-	}
+	}, s.form.env, extra)
 	return s
 }
 
@@ -114,12 +116,7 @@ func TestWebhookBinaryRefusesBadConfigInOneLine(t *testing.T) {
 	}
 	for _, tc := range cases {
 		variable, value := tc.variable, tc.value
-		env := map[string]string{}
-		for k, v := range s.env {
-			env[k] = v
-		}
-		env[variable] = value
-		p := start(t, "webhook", env)
+		p := start(t, "webhook", mergedEnv(s.env, map[string]string{variable: value}))
 		select {
 		case <-p.done:
 		case <-time.After(20 * time.Second):
