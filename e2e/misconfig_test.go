@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -11,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 // runEnv runs a built binary with exactly env (plus PATH and HOME), for
@@ -127,16 +128,8 @@ func TestBothAppKeysAreRefusedAtStart(t *testing.T) {
 // The public half of the key pair, PEM or ssh, gets its own message.
 func TestPublicKeyIsNamedAsSuch(t *testing.T) {
 	t.Parallel()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
 	keys := map[string]string{
-		"pem": string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})),
+		"pem": testkit.PublicKeyPEM(t),
 		"ssh": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 op@laptop\n",
 	}
 	for kind, key := range keys {

@@ -1,15 +1,13 @@
 package config
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 // A newcomer with nothing set learns every required variable in one run,
@@ -121,15 +119,7 @@ func TestBothAppKeysAreRefused(t *testing.T) {
 
 // The public half of a key pair gets its own message naming the variable.
 func TestPublicKeyHasItsOwnMessage(t *testing.T) {
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pemPub := string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
+	pemPub := testkit.PublicKeyPEM(t)
 	rsaPub := strings.ReplaceAll(pemPub, "PUBLIC KEY", "RSA PUBLIC KEY")
 	ssh := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl op@laptop\n"
 	dir := t.TempDir()

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
@@ -72,4 +73,19 @@ func SelfSigned(tb testing.TB, dir, name string, hosts ...string) Cert {
 		tb.Fatal(err)
 	}
 	return c
+}
+
+// PublicKeyPEM is a fresh public key in PEM ("PUBLIC KEY"): what a user
+// gives where the App's private key belongs, having taken the wrong half.
+func PublicKeyPEM(tb testing.TB) string {
+	tb.Helper()
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
 }
