@@ -19,7 +19,13 @@ import (
 // and stderr.
 func runEnv(t *testing.T, name string, env map[string]string) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(bin, name))
+	return runArgs(t, name, env)
+}
+
+// runArgs is runEnv with args on the command line.
+func runArgs(t *testing.T, name string, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bin, name), args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)

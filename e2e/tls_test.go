@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,24 +16,6 @@ import (
 	"github.com/queen-app/queen-app/internal/sandbox"
 	"github.com/queen-app/queen-app/internal/testkit"
 )
-
-// runArgs runs a built binary with args and exactly env (plus PATH and
-// HOME) and returns its exit code, stdout and stderr.
-func runArgs(t *testing.T, name string, env map[string]string, args ...string) (int, string, string) {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(bin, name), args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
-}
 
 // rename moves c's files over certFile and keyFile, as the kubelet swaps
 // a renewed Secret's files.
@@ -65,14 +46,11 @@ func TestWebhookServesTheClaimsAPIOverTLS(t *testing.T) {
 
 	api := freeAddr(t)
 	_, port, _ := net.SplitHostPort(api)
-	env := sb.GitHubEnv()
-	for k, v := range map[string]string{
+	env := mergedEnv(sb.GitHubEnv(), map[string]string{
 		"GITHUB_WEBHOOK_SECRET": secret, "QUEEN_API_TOKEN": apiToken, "QUEEN_REDIS_URL": redistest.Start(t).URL(),
 		"QUEEN_LISTEN": freeAddr(t), "QUEEN_API_LISTEN": api,
 		"QUEEN_API_TLS_CERT_FILE": certFile, "QUEEN_API_TLS_KEY_FILE": keyFile,
-	} {
-		env[k] = v
-	}
+	})
 	p := start(t, "webhook", env)
 
 	pool := x509.NewCertPool()
