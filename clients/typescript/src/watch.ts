@@ -23,7 +23,9 @@ export interface ReconnectInfo {
   delayMs: number;
   /** Why: the connection ended or failed, or the server refused for now (503). */
   reason: string;
-  /** The id the next connection resumes after; undefined when none is known yet. */
+  /** The refusal's HTTP status; 0 when the connection failed or ended. */
+  status: number;
+  /** The id the next connection resumes after. */
   after: string | undefined;
 }
 
@@ -32,8 +34,8 @@ export interface WatchOptions {
   repo?: string;
   /**
    * Resume after this audit id. Absent, the watch starts after the newest
-   * audit entry at the call (read with GET /v1/audit), so an early reconnect
-   * misses nothing either.
+   * audit entry at the call (read with GET /v1/audit; the stream's start
+   * when it is empty), so an early reconnect misses nothing either.
    */
   after?: string;
   /** Ends the watch; the loop then ends without an error. */
@@ -44,7 +46,7 @@ export interface WatchOptions {
   maxDelayMs?: number;
   /** Told of each reconnection before its wait, to log it. */
   onReconnect?: (info: ReconnectInfo) => void;
-  /** Told each time a stream opens, with the id it resumes after (undefined: from now). */
+  /** Told each time a stream opens, with the id it resumes after. */
   onConnect?: (info: { after: string | undefined }) => void;
 }
 
@@ -66,7 +68,10 @@ export async function* watch(t: WatchTransport, o: WatchOptions): AsyncGenerator
   let after = o.after;
   if (after === undefined) {
     try {
-      after = await t.tail(outer);
+      // An empty stream: every entry it will hold comes after this call, so
+      // resume from its start ("0-0"), never "from now", which would lose
+      // what a reconnect missed before the first change.
+      after = (await t.tail(outer)) ?? "0-0";
     } catch (e) {
       if (outer?.aborted) return;
       throw e;
@@ -84,6 +89,7 @@ export async function* watch(t: WatchTransport, o: WatchOptions): AsyncGenerator
       idle = setTimeout(() => ctl.abort(new Error(`no event or heartbeat for ${idleMs} ms`)), idleMs);
     };
     let reason: string;
+    let status = 0;
     let retryAfterMs: number | undefined;
     try {
       touch();
@@ -95,6 +101,7 @@ export async function* watch(t: WatchTransport, o: WatchOptions): AsyncGenerator
         // 503: past the watcher cap or Redis away; 5xx: a proxy between. Anything else will not mend by waiting.
         if (res.status < 500) throw err;
         reason = err.message;
+        status = err.status;
         retryAfterMs = err.retryAfterMs;
       } else {
         attempt = 0;
@@ -135,7 +142,7 @@ export async function* watch(t: WatchTransport, o: WatchOptions): AsyncGenerator
     }
     attempt++;
     const delayMs = retryDelay(attempt, retryAfterMs, policy);
-    o.onReconnect?.({ attempt, delayMs, reason, after });
+    o.onReconnect?.({ attempt, delayMs, reason, status, after });
     try {
       await sleep(delayMs, outer);
     } catch {

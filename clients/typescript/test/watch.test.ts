@@ -154,6 +154,45 @@ describe("watch", () => {
     );
   });
 
+  it("drops a connection silent past idleTimeoutMs and resumes it, losing nothing", async () => {
+    // The server's heartbeat comes every 15 s; 300 ms of silence stands for a dead connection.
+    await qA.upsertDispatch("hive/idle-before", 1, { started: true }); // the watch starts after an entry
+    const w = collect(qA, { repo: "hive/idle", idleTimeoutMs: 300 });
+    await eventually("the silent connection is dropped", () => w.reconnects.length >= 1);
+    assert.match(w.reconnects[0]?.reason ?? "", /no event or heartbeat for 300 ms/);
+    await qA.upsertDispatch("hive/idle", 1, { started: true });
+    await eventually("the change arrives", () => w.events.length >= 1);
+    await new Promise((r) => setTimeout(r, 800)); // more reconnections: a duplicate would come now
+    await w.stop();
+    assert.ok(w.connects >= 2);
+    assert.deepEqual(changes(w.events).map((e) => e.id), await auditIds("hive/idle", undefined));
+  });
+
+  it("past the watcher cap waits out the 503 as long as Retry-After says, then delivers what it was turned away from", async () => {
+    const hookC = await Webhook.start(redis, { QUEEN_API_MAX_WATCHERS: "1" });
+    try {
+      const qC = new QueenClient({ baseUrl: hookC.url, token });
+      const first = collect(qC, { repo: "hive/cap" });
+      await eventually("the first watch connects", () => first.connects === 1);
+      const second = collect(qC, { repo: "hive/cap" });
+      await eventually("the second watch is turned away", () => second.reconnects.length >= 1);
+      const refused = await fetch(hookC.url + "/v1/events", { headers: { Authorization: `Bearer ${token}` } });
+      await refused.arrayBuffer();
+      assert.equal(refused.status, 503);
+      assert.equal(second.reconnects[0]?.status, 503);
+      assert.equal(second.reconnects[0]?.delayMs, Number(refused.headers.get("Retry-After")) * 1000, "the wait is the server's Retry-After");
+      assert.equal(second.connects, 0);
+      await qC.upsertDispatch("hive/cap", 1, { started: true });
+      await eventually("the first watch has the change", () => first.events.length === 1);
+      await first.stop();
+      await eventually("the second watch connects and has the change", () => second.events.length === 1);
+      await second.stop();
+      assert.deepEqual(changes(second.events).map((e) => e.id), changes(first.events).map((e) => e.id));
+    } finally {
+      await hookC.stop();
+    }
+  });
+
   it("goes on across a webhook killed and started again: no change lost or repeated", async () => {
     const start = (await qB.audit({ limit: 1 })).entries.at(-1)?.id;
     const w = collect(qA, { repo: "hive/w2" });
