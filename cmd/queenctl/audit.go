@@ -12,7 +12,6 @@ import (
 	"github.com/queen-app/queen-app/internal/apiclient"
 	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/audit"
-	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/plural"
 )
 
@@ -26,13 +25,9 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	since := fs.Duration("since", 0, "only entries of the last `DURATION` (e.g. 30m, 24h)")
 	limit := fs.Int("limit", apiwire.DefaultLimit, fmt.Sprintf("at most the newest `N` entries (1 to %d)", apiwire.MaxLimit))
 	asJSON := fs.Bool("json", false, `print {"entries": [ENTRY, ...], "more": bool} instead of the table`)
-	pos, err := parseArgs(fs, args)
+	err := parseFlags(fs, args, repo)
 	switch {
 	case err != nil:
-	case len(pos) != 0:
-		err = fmt.Errorf("unexpected argument %q", pos[0])
-	case *repo != "" && !ghrepo.Valid(*repo):
-		err = fmt.Errorf("--repo %q is not owner/name", *repo)
 	case *issue < 0:
 		err = errors.New("--issue must be a positive number")
 	case *since < 0:

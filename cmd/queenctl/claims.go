@@ -137,11 +137,7 @@ func claimsList(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&claimsIssue, "claims-issue", "only rows whose claims_issue is `true|false`")
 	claim := fs.String("claim", "", "only rows with this claim `word` (running, accepted, rejected, awaitingReview, failed, cancelled)")
 	asJSON := fs.Bool("json", false, `print {"claims": [VIEW, ...]} instead of the table`)
-	pos, err := parseArgs(fs, args)
-	if err == nil && len(pos) != 0 {
-		err = fmt.Errorf("unexpected argument %q", pos[0])
-	}
-	if err != nil {
+	if err := parseFlags(fs, args, nil); err != nil {
 		return usageError(err, name, claimsSynopsisOf("list"), fs, stdout, stderr)
 	}
 	c, ok := claimsAPI(name, stderr)
@@ -401,11 +397,7 @@ func claimsExport(args []string, stdout, stderr io.Writer) int {
 	const name = "claims export"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	repo := fs.String("repo", "", "only this owner/name (all repositories when absent)")
-	pos, err := parseArgs(fs, args)
-	if err == nil && len(pos) != 0 {
-		err = fmt.Errorf("unexpected argument %q", pos[0])
-	}
-	if err != nil {
+	if err := parseFlags(fs, args, nil); err != nil {
 		return usageError(err, name, claimsSynopsisOf("export"), fs, stdout, stderr)
 	}
 	c, ok := claimsAPI(name, stderr)

@@ -50,11 +50,7 @@ func deliveriesApp(name string, stderr io.Writer) (*githubapp.App, bool) {
 // 3 days. A code of 0 or more means the verb ends with that exit status.
 func readDeliveries(ctx context.Context, name, verb string, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (
 	app *githubapp.App, ds []githubapp.Delivery, now time.Time, code int) {
-	pos, err := parseArgs(fs, args)
-	if err == nil && len(pos) != 0 {
-		err = fmt.Errorf("unexpected argument %q", pos[0])
-	}
-	if err != nil {
+	if err := parseFlags(fs, args, nil); err != nil {
 		return nil, nil, now, usageError(err, name, synopsisOf(deliveriesVerbs, verb), fs, stdout, stderr)
 	}
 	app, ok := deliveriesApp(name, stderr)
@@ -62,6 +58,7 @@ func readDeliveries(ctx context.Context, name, verb string, fs *flag.FlagSet, ar
 		return nil, nil, now, 2
 	}
 	now = time.Now()
+	var err error
 	if ds, err = app.ListDeliveries(ctx, now.Add(-githubapp.RedeliverWindow)); err != nil {
 		fmt.Fprintf(stderr, "queenctl: %s: %v\n", name, err)
 		return nil, nil, now, 1

@@ -57,11 +57,7 @@ var doctorChecks = []doctorCheck{
 func runDoctor(args []string, stdout, stderr io.Writer) int {
 	const synopsis = ""
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	pos, err := parseArgs(fs, args)
-	if err == nil && len(pos) != 0 {
-		err = fmt.Errorf("unexpected argument %q", pos[0])
-	}
-	if err != nil {
+	if err := parseFlags(fs, args, nil); err != nil {
 		code := usageError(err, "doctor", synopsis, fs, stdout, stderr)
 		if code == 0 {
 			fmt.Fprint(stdout, doctorAbout)

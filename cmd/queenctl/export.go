@@ -14,7 +14,6 @@ import (
 
 	"github.com/queen-app/queen-app/internal/apiclient"
 	"github.com/queen-app/queen-app/internal/dispatch"
-	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/plural"
 )
 
@@ -45,15 +44,7 @@ func exportStatus(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	repo := fs.String("repo", "", "only this owner/name (all repositories when absent)")
 	asJSON := fs.Bool("json", false, `print {"exports": [{"repo", "issue", "claim", "export"}, ...]} instead of the table`)
-	pos, err := parseArgs(fs, args)
-	switch {
-	case err != nil:
-	case len(pos) != 0:
-		err = fmt.Errorf("unexpected argument %q", pos[0])
-	case *repo != "" && !ghrepo.Valid(*repo):
-		err = fmt.Errorf("--repo %q is not owner/name", *repo)
-	}
-	if err != nil {
+	if err := parseFlags(fs, args, repo); err != nil {
 		return usageError(err, name, synopsisOf(exportVerbs, "status"), fs, stdout, stderr)
 	}
 	c, ok := claimsAPI(name, stderr)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/apiclient"
 	"github.com/queen-app/queen-app/internal/config"
+	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/usage"
 )
 
@@ -102,6 +103,22 @@ func writeUsage(w io.Writer) {
 	h := queenctl
 	h.Body = b.String()
 	_ = h.WriteHelp(w)
+}
+
+// parseFlags parses fs over args for a command that takes flags only: an
+// argument is an error, and so is a --repo (repo; nil where the command
+// has none) that is not owner/name.
+func parseFlags(fs *flag.FlagSet, args []string, repo *string) error {
+	pos, err := parseArgs(fs, args)
+	switch {
+	case err != nil:
+		return err
+	case len(pos) != 0:
+		return fmt.Errorf("unexpected argument %q", pos[0])
+	case repo != nil && *repo != "" && !ghrepo.Valid(*repo):
+		return fmt.Errorf("--repo %q is not owner/name", *repo)
+	}
+	return nil
 }
 
 // parseArgs parses fs's flags wherever they stand among the positional

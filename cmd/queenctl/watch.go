@@ -15,7 +15,6 @@ import (
 
 	"github.com/queen-app/queen-app/internal/apiclient"
 	"github.com/queen-app/queen-app/internal/audit"
-	"github.com/queen-app/queen-app/internal/ghrepo"
 )
 
 // watchContext ends on SIGINT or SIGTERM; tests end it themselves.
@@ -31,15 +30,7 @@ func claimsWatch(args []string, stdout, stderr io.Writer) int {
 	repo := fs.String("repo", "", "only this owner/name (all repositories when absent)")
 	after := fs.String("after", "", "resume after this audit `ID` (an event's id); absent: changes from now on")
 	asJSON := fs.Bool("json", false, `print each event as one JSON line {"event": ..., "id": ..., "data": ...}`)
-	pos, err := parseArgs(fs, args)
-	switch {
-	case err != nil:
-	case len(pos) != 0:
-		err = fmt.Errorf("unexpected argument %q", pos[0])
-	case *repo != "" && !ghrepo.Valid(*repo):
-		err = fmt.Errorf("--repo %q is not owner/name", *repo)
-	}
-	if err != nil {
+	if err := parseFlags(fs, args, repo); err != nil {
 		return usageError(err, name, claimsSynopsisOf("watch"), fs, stdout, stderr)
 	}
 	c, ok := claimsAPI(name, stderr)
@@ -48,7 +39,7 @@ func claimsWatch(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := watchContext()
 	defer stop()
-	err = c.Watch(ctx, apiclient.WatchOptions{Repo: *repo, After: *after,
+	err := c.Watch(ctx, apiclient.WatchOptions{Repo: *repo, After: *after,
 		OnRetry: func(err error, wait time.Duration) {
 			fmt.Fprintf(stderr, "queenctl: %s: %v; reconnecting in %s\n", name, err, wait.Round(10*time.Millisecond))
 		}}, func(ev apiclient.Event) error {
