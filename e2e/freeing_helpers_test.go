@@ -104,6 +104,21 @@ func (f *fstack) acceptRow(issue int64) {
 	}
 }
 
+// claimSweepsOK waits for the worker's first claim sweep and requires
+// every sweep run so far to be complete (result ok); it returns how many ran.
+func (f *fstack) claimSweepsOK() float64 {
+	f.t.Helper()
+	var runs float64
+	eventually(f.t, frLimit, "a claim sweep ran", func() bool {
+		runs = f.metric("queen_sweep_runs_total", `sweep="claim"`)
+		return runs >= 1
+	})
+	if ok := f.metric("queen_sweep_runs_total", `sweep="claim"`, `result="ok"`); ok != runs {
+		f.t.Fatalf("%v of %v claim sweeps ok", ok, runs)
+	}
+	return runs
+}
+
 // claim reads the claim view with its history.
 func (f *fstack) claim(issue int64) frClaim {
 	f.t.Helper()

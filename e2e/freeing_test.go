@@ -345,14 +345,7 @@ func TestFreeSweepMakesOneGraphQLRequestPer100Rows(t *testing.T) {
 	f.openPR(141, 2005)
 	f.startWorker(nil)
 
-	var runs float64
-	eventually(t, frLimit, "a claim sweep ran", func() bool {
-		runs = f.metric("queen_sweep_runs_total", `sweep="claim"`)
-		return runs >= 1
-	})
-	if ok := f.metric("queen_sweep_runs_total", `sweep="claim"`, `result="ok"`); ok != runs {
-		t.Fatalf("%v of %v claim sweeps ok", ok, runs)
-	}
+	runs := f.claimSweepsOK()
 	if n := f.gh.Count(githubtest.RouteGraphQL); n != 2*int(runs) {
 		t.Fatalf("%d GraphQL requests for %v sweeps of %d rows; want 2 per sweep", n, runs, rows)
 	}
