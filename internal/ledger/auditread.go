@@ -105,6 +105,8 @@ func (l *Ledger) AuditEnds(ctx context.Context) (oldest, newest AuditID, ok bool
 	return oldest, newest, true, nil
 }
 
+// decodeEntries is the audit stream's messages as entries, each with its
+// stream ID; an entry that does not decode is an error naming its ID.
 func decodeEntries(msgs []redis.XMessage) ([]Entry, error) {
 	out := make([]Entry, 0, len(msgs))
 	for _, m := range msgs {

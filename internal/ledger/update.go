@@ -502,15 +502,5 @@ func (l *Ledger) Audit(ctx context.Context, n int64) ([]Entry, error) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("ledger: audit: %w", err)
 	}
-	out := make([]Entry, 0, len(msgs))
-	for _, m := range msgs {
-		s, _ := m.Values["entry"].(string)
-		var e Entry
-		if err := json.Unmarshal([]byte(s), &e); err != nil {
-			return nil, fmt.Errorf("ledger: audit: entry %s: %v", m.ID, err)
-		}
-		e.ID = m.ID
-		out = append(out, e)
-	}
-	return out, nil
+	return decodeEntries(msgs)
 }
