@@ -1,31 +1,19 @@
 package logging
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// jsonLines is each JSON object line of what buf holds.
+func jsonLines(buf *testkit.Buffer) []map[string]any {
 	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		var m map[string]any
 		if l != "" && json.Unmarshal([]byte(l), &m) == nil {
 			out = append(out, m)
@@ -37,7 +25,7 @@ func (s *syncBuffer) lines() []map[string]any {
 // A burst of go-redis warnings is its first line, a summary each period
 // while it lasts and one when it ends; other lines pass as they are.
 func TestBurstsOfRedisClientWarnings(t *testing.T) {
-	var buf syncBuffer
+	var buf testkit.Buffer
 	const quiet, every = 300 * time.Millisecond, 400 * time.Millisecond
 	log := slog.New(limitBursts(slog.NewJSONHandler(&buf, nil), quiet, every)).With("service", "worker")
 	redisLog, asynqLog := Redis(log), Asynq(log)
@@ -55,7 +43,7 @@ func TestBurstsOfRedisClientWarnings(t *testing.T) {
 
 	count := map[string]int{}
 	held := map[string]float64{}
-	for _, l := range buf.lines() {
+	for _, l := range jsonLines(&buf) {
 		comp, _ := l["component"].(string)
 		msg, _ := l["msg"].(string)
 		if l["service"] != "worker" {
