@@ -56,10 +56,7 @@ func (s *GitHub) RenameRepo(from, to string) {
 	id := s.repoID(from)
 	f, t := strings.ToLower(from), strings.ToLower(to)
 	s.mu.Lock()
-	if v, ok := s.prs[f]; ok {
-		s.prs[t] = v
-		delete(s.prs, f)
-	}
+	rekey(s.prs, f, t)
 	for _, list := range s.prs {
 		for i := range list {
 			if strings.EqualFold(list[i].HeadRepo, from) {
@@ -67,26 +64,11 @@ func (s *GitHub) RenameRepo(from, to string) {
 			}
 		}
 	}
-	if v, ok := s.issues[f]; ok {
-		s.issues[t] = v
-		delete(s.issues, f)
-	}
-	if v, ok := s.branches[f]; ok {
-		s.branches[t] = v
-		delete(s.branches, f)
-	}
-	if s.empty[f] {
-		s.empty[t] = true
-		delete(s.empty, f)
-	}
-	if v, ok := s.remotes[f]; ok {
-		s.remotes[t] = v
-		delete(s.remotes, f)
-	}
-	if v, ok := s.numbers[f]; ok {
-		s.numbers[t] = v
-		delete(s.numbers, f)
-	}
+	rekey(s.issues, f, t)
+	rekey(s.branches, f, t)
+	rekey(s.empty, f, t)
+	rekey(s.remotes, f, t)
+	rekey(s.numbers, f, t)
 	for _, in := range s.installations {
 		for i, name := range in.repos {
 			if strings.EqualFold(name, from) {
@@ -222,5 +204,13 @@ func orgShape(login string) map[string]any {
 		"events_url": api + "/events", "hooks_url": api + "/hooks", "issues_url": api + "/issues",
 		"members_url": api + "/members{/member}", "public_members_url": api + "/public_members{/member}",
 		"avatar_url": u["avatar_url"], "description": nil, "html_url": "https://github.com/" + login,
+	}
+}
+
+// rekey moves m's entry under from, if any, to the key to.
+func rekey[V any](m map[string]V, from, to string) {
+	if v, ok := m[from]; ok {
+		m[to] = v
+		delete(m, from)
 	}
 }
