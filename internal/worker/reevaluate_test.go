@@ -282,11 +282,7 @@ func TestReevaluateStillOpenAfterCloseIsRetried(t *testing.T) {
 		})
 		e.serve(10 * time.Millisecond)
 		task := reevaluateTask(t, 5, "d-1", "closed", pr)
-		if _, err := e.client.Enqueue(task); err != nil {
-			t.Fatal(err)
-		}
-		id, _ := tasks.TaskID(task)
-		e.eventually("the reevaluation to complete", func() bool { return completed(e, id) })
+		e.runQueued(task)
 		rec := e.get(5)
 		if rec.Freed == nil {
 			t.Fatalf("not freed once GitHub listed the PR closed: prs %+v", rec.PRs)
@@ -301,11 +297,7 @@ func TestReevaluateStillOpenAfterCloseIsRetried(t *testing.T) {
 		pr := e.pr(5, "open", false)
 		e.serve(10 * time.Millisecond)
 		task := reevaluateTask(t, 5, "d-1", "closed", pr)
-		if _, err := e.client.Enqueue(task); err != nil {
-			t.Fatal(err)
-		}
-		id, _ := tasks.TaskID(task)
-		e.eventually("the reevaluation to complete", func() bool { return completed(e, id) })
+		e.runQueued(task)
 		rec := e.get(5)
 		if rec.Freed != nil || rec.PRs == nil || rec.PRs.Open != 1 {
 			t.Fatalf("want the open PR recorded and the claim kept: prs %+v freed %+v", rec.PRs, rec.Freed)
@@ -334,11 +326,7 @@ func TestReevaluateReadContradictingTheEventDecidesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.client.Enqueue(task); err != nil {
-				t.Fatal(err)
-			}
-			id, _ := tasks.TaskID(task)
-			e.eventually("the reevaluation to complete", func() bool { return completed(e, id) })
+			e.runQueued(task)
 			rec := e.get(5)
 			if rec.Freed != nil || rec.WouldFree != nil || rec.PRs != nil {
 				t.Fatalf("a read contradicting the %s event decided: prs %+v freed %+v", tc.action, rec.PRs, rec.Freed)
@@ -358,22 +346,24 @@ func TestReevaluateOpenedPRNotListedYetIsReadAgain(t *testing.T) {
 	e.row(5, "accept", nil)
 	e.pr(5, "closed", false)
 	e.serve(10 * time.Millisecond)
-	task, err := tasks.NewReevaluate(tasks.ReevaluatePayload{Repo: repo, Issue: 5, Delivery: "d-open",
-		Event: "pull_request", Action: "opened", InstallationID: instID, PRNumber: 9999}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.client.Enqueue(task); err != nil {
-		t.Fatal(err)
-	}
-	id, _ := tasks.TaskID(task)
-	e.eventually("the reevaluation to complete", func() bool { return completed(e, id) })
+	e.runQueued(reevaluateTask(t, 5, "d-open", "opened", 9999))
 	if rec := e.get(5); rec.Freed != nil || rec.WouldFree != nil || rec.PRs != nil {
 		t.Fatalf("a read without the opened PR decided: prs %+v freed %+v", rec.PRs, rec.Freed)
 	}
 	if n := e.gh.Count(githubtest.RouteListPulls); n != 1+DefaultCloseRetries {
 		t.Fatalf("list reads = %d, want %d: the opened PR's absence was not read again", n, 1+DefaultCloseRetries)
 	}
+}
+
+// runQueued enqueues task for the served worker and waits until it has
+// completed; an archived task fails the test.
+func (e *env) runQueued(task *asynq.Task) {
+	e.t.Helper()
+	if _, err := e.client.Enqueue(task); err != nil {
+		e.t.Fatal(err)
+	}
+	id, _ := tasks.TaskID(task)
+	e.eventually("the task to complete", func() bool { return completed(e, id) })
 }
 
 func completed(e *env, id string) bool {
