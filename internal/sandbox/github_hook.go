@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -75,18 +76,11 @@ func (s *GitHub) changePR(repo string, number int, action string, change func(*P
 	}
 	event := prFullShape(s.prJSON(repo, p))
 	event["merged"] = p.MergedAt != nil // event payloads carry it, list items do not
-	body, err := json.Marshal(map[string]any{
-		"action":       action,
+	return s.deliver(h, "pull_request", action, inst.id, map[string]any{
 		"number":       p.Number,
 		"pull_request": event,
 		"repository":   s.repoJSON(repo),
-		"installation": map[string]any{"id": inst.id, "node_id": fmt.Sprintf("MDIz%d", inst.id)},
-		"sender":       userShape(map[string]any{"login": "octocat", "type": "User"}),
 	})
-	if err != nil {
-		return Delivery{}, err
-	}
-	return s.deliver(h, "pull_request", action, inst.id, body)
 }
 
 // installationOf is the installation that reaches repo; s.mu is held.
@@ -101,12 +95,23 @@ func (s *GitHub) installationOf(repo string) *installation {
 	return nil
 }
 
-// deliver posts one signed delivery to the hook and records the attempt
-// with the status the receiver answered (0 when it could not be reached),
-// as GitHub's delivery log does.
-func (s *GitHub) deliver(h hook, event, action string, inst int64, body []byte) (Delivery, error) {
+// deliver posts one signed delivery to the hook, the event's fields with
+// what every delivery to an App carries (action, installation, sender),
+// and records the attempt with the status the receiver answered (0 when it
+// could not be reached), as GitHub's delivery log does.
+func (s *GitHub) deliver(h hook, event, action string, inst int64, fields map[string]any) (Delivery, error) {
 	if h.url == "" {
 		return Delivery{}, fmt.Errorf("sandbox: no webhook set (SetHook)")
+	}
+	payload := map[string]any{
+		"action":       action,
+		"installation": map[string]any{"id": inst, "node_id": fmt.Sprintf("MDIz%d", inst)},
+		"sender":       userShape(map[string]any{"login": "octocat", "type": "User"}),
+	}
+	maps.Copy(payload, fields)
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return Delivery{}, err
 	}
 	d := Delivery{GUID: newGUID(), DeliveredAt: time.Now().UTC(), Event: event, Action: action, InstallationID: inst}
 	req, err := http.NewRequest(http.MethodPost, h.url, bytes.NewReader(body))

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -182,17 +181,10 @@ func (s *GitHub) MoveRepo(from, to string) (Delivery, error) {
 		action = "transferred"
 		changes = map[string]any{"owner": map[string]any{"from": map[string]any{"organization": orgShape(fromOwner)}}}
 	}
-	body, err := json.Marshal(map[string]any{
-		"action":       action,
-		"changes":      changes,
-		"repository":   s.repoJSON(to),
-		"installation": map[string]any{"id": inst.id, "node_id": fmt.Sprintf("MDIz%d", inst.id)},
-		"sender":       userShape(map[string]any{"login": "octocat", "type": "User"}),
+	return s.deliver(h, "repository", action, inst.id, map[string]any{
+		"changes":    changes,
+		"repository": s.repoJSON(to),
 	})
-	if err != nil {
-		return Delivery{}, err
-	}
-	return s.deliver(h, "repository", action, inst.id, body)
 }
 
 // orgShape is an organization as a transfer's changes.owner.from names it.
