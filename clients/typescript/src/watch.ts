@@ -113,8 +113,9 @@ export async function* watch(t: WatchTransport, o: WatchOptions): AsyncGenerator
           for (;;) {
             const { value, done } = await reader.read();
             if (done) break;
-            touch();
             for (const ev of parser.push(decoder.decode(value, { stream: true }))) {
+              // The caller's time with an event is not the server's silence.
+              clearTimeout(idle);
               if (ev.event === "change") {
                 const data = parse<ChangeData>(ev.data, ev.id);
                 after = ev.id;
@@ -123,6 +124,7 @@ export async function* watch(t: WatchTransport, o: WatchOptions): AsyncGenerator
                 yield { type: "reset", ...parse<ResetData>(ev.data, ev.id) };
               }
             }
+            touch();
             if (parser.retry !== undefined) policy.baseDelayMs = Math.max(parser.retry, 100);
           }
           reason = "the server ended the stream";

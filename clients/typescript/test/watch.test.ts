@@ -168,6 +168,34 @@ describe("watch", () => {
     assert.deepEqual(changes(w.events).map((e) => e.id), await auditIds("hive/idle", undefined));
   });
 
+  it("does not count the caller's time with an event as the server's silence", async () => {
+    const ctl = new AbortController();
+    const reconnects: ReconnectInfo[] = [];
+    let connected = false;
+    const got: string[] = [];
+    let reconnectsWhileHandling = -1;
+    const done = (async () => {
+      for await (const ev of qA.watch({
+        repo: "hive/slow",
+        idleTimeoutMs: 1000,
+        signal: ctl.signal,
+        onConnect: () => void (connected = true),
+        onReconnect: (i) => void reconnects.push(i),
+      })) {
+        if (ev.type === "change") got.push(ev.id);
+        await new Promise((r) => setTimeout(r, 1500)); // longer than idleTimeoutMs
+        if (got.length === 2) reconnectsWhileHandling = reconnects.length;
+      }
+    })();
+    await eventually("the watch connects", () => connected);
+    for (const n of [1, 2]) await qA.upsertDispatch("hive/slow", n, { started: true });
+    await eventually("both changes are handled", () => reconnectsWhileHandling >= 0, 30_000);
+    ctl.abort();
+    await done;
+    assert.equal(reconnectsWhileHandling, 0, "reconnected while the caller handled events: " + JSON.stringify(reconnects));
+    assert.deepEqual(got, await auditIds("hive/slow", undefined));
+  });
+
   it("past the watcher cap waits out the 503 as long as Retry-After says, then delivers what it was turned away from", async () => {
     const hookC = await Webhook.start(redis, { QUEEN_API_MAX_WATCHERS: "1" });
     try {
