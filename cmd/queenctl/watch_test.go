@@ -72,17 +72,6 @@ func waitLines(t *testing.T, b *testkit.Buffer, n int) []string {
 	}
 }
 
-func put(t *testing.T, l *ledger.Ledger, repo string, issue int64, body string) {
-	t.Helper()
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(body), &m); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.Upsert(context.Background(), repo, issue, m, audit.API("test")); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // One line per change of the watched repository: time, row and version,
 // action and decision, rule, outcome, source and the id to resume after;
 // SIGINT ends it with 0.
@@ -90,8 +79,8 @@ func TestClaimsWatchPrintsALinePerChange(t *testing.T) {
 	l, _ := watchServer(t)
 	stdout, stderr, stop := watchRun(t, "--repo", "hive/t27")
 	time.Sleep(200 * time.Millisecond) // connected: the stream starts with the changes from now
-	put(t, l, "hive/t27", 9111, `{"started": true, "finished_at": "2026-10-10T19:00:00Z", "review_state": "accept", "dispatched_at": "2026-10-10T17:00:00Z"}`)
-	put(t, l, "acme/web", 4, `{"started": true}`)
+	putRow(t, l, "hive/t27", 9111, `{"started": true, "finished_at": "2026-10-10T19:00:00Z", "review_state": "accept", "dispatched_at": "2026-10-10T17:00:00Z"}`)
+	putRow(t, l, "acme/web", 4, `{"started": true}`)
 	if _, err := l.Free(context.Background(), "hive/t27", 9111, audit.Manual("queenctl", "seen by hand"), 0); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +116,7 @@ func TestClaimsWatchPrintsALinePerChange(t *testing.T) {
 func TestClaimsWatchResumesAndPrintsResets(t *testing.T) {
 	l, rs := watchServer(t)
 	for i := int64(1); i <= 4; i++ {
-		put(t, l, "hive/t27", i, `{"started": true}`)
+		putRow(t, l, "hive/t27", i, `{"started": true}`)
 	}
 	res, err := l.AuditSince(context.Background(), ledger.AuditFilter{})
 	if err != nil {
