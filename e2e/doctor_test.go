@@ -1,10 +1,6 @@
 package e2e
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,17 +10,14 @@ import (
 	"time"
 
 	"github.com/queen-app/queen-app/internal/sandbox"
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 // anotherKey is an App private key GitHub does not know: a key of another
 // App, or one deleted from this App's settings.
 func anotherKey(t *testing.T) string {
 	t.Helper()
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
+	return testkit.RSAKeyPEM(t, 2048)
 }
 
 // doctor runs the built queenctl doctor with exactly env.

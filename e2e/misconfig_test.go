@@ -1,10 +1,6 @@
 package e2e
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,11 +106,7 @@ func writeFile(t *testing.T, name, content string) string {
 // The App key given twice, in a file and inline, is refused naming both.
 func TestBothAppKeysAreRefusedAtStart(t *testing.T) {
 	t.Parallel()
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
+	key := testkit.RSAKeyPEM(t, 2048)
 	for _, name := range []string{"webhook", "worker"} {
 		code, _, errOut := runEnv(t, name, map[string]string{
 			"QUEEN_REDIS_URL": "redis://127.0.0.1:1/0", "GITHUB_APP_ID": "1",

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/sandbox"
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 // doctorEnv points every variable doctor reads at a sandbox, a private
@@ -74,11 +71,7 @@ func TestDoctorAllOK(t *testing.T) {
 
 func wrongKey(t *testing.T) string {
 	t.Helper()
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
+	return testkit.RSAKeyPEM(t, 2048)
 }
 
 func TestDoctorFailsEachBrokenPartByName(t *testing.T) {

@@ -1,10 +1,6 @@
 package config_test
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
@@ -24,13 +20,8 @@ import (
 // the key as a file.
 func full(t *testing.T) map[string]string {
 	t.Helper()
-	k, err := rsa.GenerateKey(rand.Reader, 1024)
-	if err != nil {
-		t.Fatal(err)
-	}
 	key := filepath.Join(t.TempDir(), "app.pem")
-	pemData := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
-	if err := os.WriteFile(key, pemData, 0o600); err != nil {
+	if err := os.WriteFile(key, []byte(testkit.RSAKeyPEM(t, 1024)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

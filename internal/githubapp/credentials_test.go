@@ -2,10 +2,6 @@ package githubapp_test
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"net/http"
 	"strings"
@@ -13,17 +9,14 @@ import (
 
 	"github.com/queen-app/queen-app/internal/githubapp"
 	"github.com/queen-app/queen-app/internal/githubtest"
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
 // otherKey is a private key GitHub never saw: an App key from another App
 // or a rotated-out one.
 func otherKey(t *testing.T) []byte {
 	t.Helper()
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
+	return []byte(testkit.RSAKeyPEM(t, 2048))
 }
 
 func appWith(t *testing.T, s *githubtest.Server, id int64, key []byte) *githubapp.App {

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -88,4 +89,16 @@ func PublicKeyPEM(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
+}
+
+// RSAKeyPEM is a fresh RSA private key of bits in PKCS #1 PEM, the form
+// GitHub hands out an App's key in; a test that only parses it can take a
+// small, quick one.
+func RSAKeyPEM(tb testing.TB, bits int) string {
+	tb.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, bits)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
 }
