@@ -56,7 +56,7 @@ export async function errorFrom(res: Response, method: string, path: string, att
   } catch {
     // the status is the news; a body cut short adds nothing
   }
-  let message = text.trim().slice(0, maxErrorText) || res.statusText || "no body";
+  let message = text.replace(/\s+/g, " ").trim().slice(0, maxErrorText) || res.statusText || "no body";
   let field: string | undefined;
   try {
     const body = JSON.parse(text) as unknown;
