@@ -449,14 +449,14 @@ export interface components {
         Candidate: {
             issue: components["schemas"]["Issue"];
             /** @default false */
-            owner_assigned: boolean;
+            owner_assigned?: boolean;
         };
         ExportPushRequest: {
             /**
              * @description Decide and record only; push nothing, open no PR.
              * @default false
              */
-            dry_run: boolean;
+            dry_run?: boolean;
         };
         /** @description An applied free, or one decided while its flag was off. */
         FreeRecord: {
@@ -641,7 +641,7 @@ export interface components {
             evidence?: string;
             source: components["schemas"]["AuditSource"];
             /** @description The inputs the decision saw (the patch, the PR read, ...). */
-            inputs?: Record<string, never>;
+            inputs?: Record<string, unknown>;
             outcome: components["schemas"]["AuditOutcome"];
         };
         AuditList: {
@@ -1257,8 +1257,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         openapi: string;
-                        info: Record<string, never>;
-                        paths: Record<string, never>;
+                        info: Record<string, unknown>;
+                        paths: Record<string, unknown>;
                     };
                 };
             };

@@ -17,14 +17,15 @@ import { QueenApiError, QueenClient, type ClaimView, type WatchEvent } from "@qu
 
 const q = new QueenClient({ baseUrl: "http://127.0.0.1:8081", token: "0123456789abcdef", source: "queen" });
 export async function round(): Promise<string[]> {
-  const { admitted, refusal } = await q.admission("hive/t27", [{ issue: 1, owner_assigned: false }]);
+  const { admitted, refusal } = await q.admission("hive/t27", [{ issue: 1 }, { issue: 2, owner_assigned: true }]);
   const held: string[] = (await q.heldPaths("hive/t27")).held.map((h) => h.path);
   const view: ClaimView = await q.upsertDispatch("hive/t27", 1, { started: true, owned_paths: ["a.go"], review_state: null });
   // @ts-expect-error: the server refuses a field it does not know, and so do the types
   await q.upsertDispatch("hive/t27", 1, { strated: true });
   // @ts-expect-error: a claim word is one of six
   await q.listClaims({ claim: "Running" });
-  return [...held, String(admitted.length), refusal ?? "", view.claim];
+  const inputs: unknown = (await q.audit({ limit: 1 })).entries[0]?.inputs?.["patch"];
+  return [...held, String(admitted.length), refusal ?? "", view.claim, String(inputs)];
 }
 export function seen(ev: WatchEvent, e: unknown): string {
   if (e instanceof QueenApiError && e.status === 400) return e.field ?? "";
