@@ -88,13 +88,7 @@ func TestExportPRGitHubRefusesIsRefusedNotRetried(t *testing.T) {
 
 	// A person asks once GitHub would take it.
 	e.gh.ClearFaults()
-	manual, err := tasks.NewExportPush(tasks.ExportPushPayload{Repo: repo, Issue: 40, Head: head, Manual: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.w.ExportPush(e.ctx, manual); err != nil {
-		t.Fatal(err)
-	}
+	e.pushManually(40, head)
 	e.checkPublished(map[int64]string{40: head})
 }
 

@@ -81,13 +81,7 @@ func TestExportPushStaleSweepTaskStandsDownManualDoesNot(t *testing.T) {
 	if rep := e.exportSweep(); rep.Enqueued != 0 || rep.Settled != 1 {
 		t.Fatalf("sweep %+v: the row did not change, so it stays settled", rep)
 	}
-	manual, err := tasks.NewExportPush(tasks.ExportPushPayload{Repo: repo, Issue: 10, Head: head, Manual: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.w.ExportPush(e.ctx, manual); err != nil {
-		t.Fatal(err)
-	}
+	e.pushManually(10, head)
 	e.checkPublished(map[int64]string{10: head})
 	published := e.get(10)
 

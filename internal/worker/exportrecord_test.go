@@ -10,7 +10,6 @@ import (
 	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/ledger"
-	"github.com/queen-app/queen-app/internal/tasks"
 	"github.com/queen-app/queen-app/internal/testkit"
 )
 
@@ -126,13 +125,7 @@ func TestExportFailedRowBacksOffAcrossSweeps(t *testing.T) {
 
 	// A person's push does not wait for the backoff.
 	e.remote.RefuseRefs(t, "")
-	manual, err := tasks.NewExportPush(tasks.ExportPushPayload{Repo: repo, Issue: 15, Head: head, Manual: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.w.ExportPush(e.ctx, manual); err != nil {
-		t.Fatal(err)
-	}
+	e.pushManually(15, head)
 	if st := e.get(15).Export; st.State != string(export.StatePROpened) || st.At != nil {
 		t.Fatalf("after the manual push: %+v", st)
 	}

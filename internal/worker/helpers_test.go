@@ -325,6 +325,19 @@ func pushTask(t testing.TB, issue int64, head string) *asynq.Task {
 	return task
 }
 
+// pushManually runs the export push of issue at head as a person's
+// (queenctl export push, POST .../export): no backoff waits for it.
+func (e *env) pushManually(issue int64, head string) {
+	e.t.Helper()
+	task, err := tasks.NewExportPush(tasks.ExportPushPayload{Repo: repo, Issue: issue, Head: head, Manual: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.w.ExportPush(e.ctx, task); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // serve runs the worker in an asynq server whose retries come after delay
 // (the real policy's waits would take minutes); IsFailure is the real one.
 func (e *env) serve(delay time.Duration) { e.t.Helper(); e.serveN(6, delay) }
