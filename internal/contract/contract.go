@@ -38,34 +38,23 @@ func Dir() string {
 // GraphQL is GitHub's GraphQL schema.
 type GraphQL struct{ schema *ast.Schema }
 
-var (
-	gqlOnce sync.Once
-	gql     *GraphQL
-	gqlErr  error
-)
-
 // LoadGraphQL parses schema.graphql once per test binary.
-func LoadGraphQL() (*GraphQL, error) {
-	gqlOnce.Do(func() {
-		var data []byte
-		if data, gqlErr = os.ReadFile(filepath.Join(Dir(), "schema.graphql")); gqlErr != nil {
-			return
-		}
-		sd, err := parser.ParseSchemas(validator.Prelude, &ast.Source{Name: "schema.graphql", Input: string(data)})
-		if err != nil {
-			gqlErr = fmt.Errorf("contract: schema.graphql: %w", err)
-			return
-		}
-		dedupeFields(sd)
-		s, err := validator.ValidateSchemaDocument(sd)
-		if err != nil {
-			gqlErr = fmt.Errorf("contract: schema.graphql: %w", err)
-			return
-		}
-		gql = &GraphQL{schema: s}
-	})
-	return gql, gqlErr
-}
+var LoadGraphQL = sync.OnceValues(func() (*GraphQL, error) {
+	data, err := os.ReadFile(filepath.Join(Dir(), "schema.graphql"))
+	if err != nil {
+		return nil, err
+	}
+	sd, err := parser.ParseSchemas(validator.Prelude, &ast.Source{Name: "schema.graphql", Input: string(data)})
+	if err != nil {
+		return nil, fmt.Errorf("contract: schema.graphql: %w", err)
+	}
+	dedupeFields(sd)
+	schema, err := validator.ValidateSchemaDocument(sd)
+	if err != nil {
+		return nil, fmt.Errorf("contract: schema.graphql: %w", err)
+	}
+	return &GraphQL{schema: schema}, nil
+})
 
 // dedupeFields drops a field defined twice with the same type in one
 // type: GitHub's published schema has such a slip
@@ -112,33 +101,21 @@ type REST struct {
 	router routers.Router
 }
 
-var (
-	restOnce sync.Once
-	rest     *REST
-	restErr  error
-)
-
 // LoadREST loads openapi.json once per test binary.
-func LoadREST() (*REST, error) {
-	restOnce.Do(func() {
-		l := openapi3.NewLoader()
-		doc, err := l.LoadFromFile(filepath.Join(Dir(), "openapi.json"))
-		if err != nil {
-			restErr = fmt.Errorf("contract: openapi.json: %w", err)
-			return
-		}
-		// Match any host: the sandbox listens on loopback, not api.github.com.
-		doc.Servers = openapi3.Servers{{URL: "/"}}
-		multiSegment(doc)
-		r, err := gorillamux.NewRouter(doc)
-		if err != nil {
-			restErr = fmt.Errorf("contract: router: %w", err)
-			return
-		}
-		rest = &REST{doc: doc, router: r}
-	})
-	return rest, restErr
-}
+var LoadREST = sync.OnceValues(func() (*REST, error) {
+	doc, err := openapi3.NewLoader().LoadFromFile(filepath.Join(Dir(), "openapi.json"))
+	if err != nil {
+		return nil, fmt.Errorf("contract: openapi.json: %w", err)
+	}
+	// Match any host: the sandbox listens on loopback, not api.github.com.
+	doc.Servers = openapi3.Servers{{URL: "/"}}
+	multiSegment(doc)
+	r, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		return nil, fmt.Errorf("contract: router: %w", err)
+	}
+	return &REST{doc: doc, router: r}, nil
+})
 
 // multiSegment lets a path parameter GitHub marks x-multi-segment (a git
 // ref: heads/queen-5) match slashes, in gorillamux's {name:.+} form.
@@ -333,24 +310,14 @@ func rateLimited(e sandbox.Exchange) bool {
 // Webhooks are the schemas of the webhook events the app receives.
 type Webhooks struct{ doc *openapi3.T }
 
-var (
-	hooksOnce sync.Once
-	hooks     *Webhooks
-	hooksErr  error
-)
-
 // LoadWebhooks loads webhooks.json once per test binary.
-func LoadWebhooks() (*Webhooks, error) {
-	hooksOnce.Do(func() {
-		doc, err := openapi3.NewLoader().LoadFromFile(filepath.Join(Dir(), "webhooks.json"))
-		if err != nil {
-			hooksErr = fmt.Errorf("contract: webhooks.json: %w", err)
-			return
-		}
-		hooks = &Webhooks{doc: doc}
-	})
-	return hooks, hooksErr
-}
+var LoadWebhooks = sync.OnceValues(func() (*Webhooks, error) {
+	doc, err := openapi3.NewLoader().LoadFromFile(filepath.Join(Dir(), "webhooks.json"))
+	if err != nil {
+		return nil, fmt.Errorf("contract: webhooks.json: %w", err)
+	}
+	return &Webhooks{doc: doc}, nil
+})
 
 // ErrNoSchema is a delivery whose event and action the vendored schemas
 // do not hold.
