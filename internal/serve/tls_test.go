@@ -105,7 +105,7 @@ func TestTLSListenerReloadsItsPairWhenTheFilesChange(t *testing.T) {
 		t.Fatalf("once the key arrived serves %v, want the third certificate", got.Subject)
 	}
 
-	old, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool, ServerName: "localhost", MaxVersion: tls.VersionTLS11})
+	old, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool, ServerName: "localhost", MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11})
 	if err == nil {
 		old.Close()
 		t.Error("a TLS 1.1 client was served")
