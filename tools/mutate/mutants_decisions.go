@@ -13,7 +13,7 @@ const (
 
 // mutants is the fixed, hand-written list. Keep each Old exactly once in its
 // file (TestSnippetsFoundOnce checks it).
-var mutants = slices.Concat(ruleMutants, viewMutants, ledgerMutants, exportMutants, workerMutants, redisconnMutants, idMutants)
+var mutants = slices.Concat(ruleMutants, viewMutants, ledgerMutants, exportMutants, workerMutants, redisconnMutants, idMutants, sessionMutants)
 
 // viewMutants break the claim view: Decide's inputs and rules, and the
 // view's live, free and held decisions.
