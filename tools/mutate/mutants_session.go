@@ -36,6 +36,12 @@ var sessionMutants = []Mutant{
 		Old: "beat.Reset(s.heartbeat) // a ping", New: "_ = s.heartbeat // a ping", Desc: "only the first silence gets a ping"},
 	{ID: "EV09", File: events, Tests: "^TestEventsSlowWatcherIsDisconnectedWithoutHoldingUpOthers$",
 		Old: "\t\t\tdelete(h.subs, w)\n\t\t\tw.dropped.Store(true)\n\t\t\tclose(w.ch)\n", New: "\t\t\t_ = w\n", Desc: "a watcher whose buffer is full silently misses the batch"},
+	{ID: "EV10", File: events, Tests: "^TestEventsResetWhenTheStreamWasEmptied$",
+		Old: "|| (!held && *after != (ledger.AuditID{}))", New: "|| false", Desc: "a resume id on an emptied stream resumes silently, without a reset"},
+	{ID: "EV11", File: events, Tests: "^TestEventsResumeAfterAnyIDExactlyOnce$",
+		Old: "\t\t\tlast = *after\n", New: "\t\t\t_ = newest\n", Desc: "a resume starts at the newest entry, losing the changes after the resume id"},
+	{ID: "EV12", File: events, Tests: "^TestEventsResumeWhileWritingHasNoGapOrDuplicate$",
+		Old: "err != nil || st.err != nil || !st.sub.dropped.Load() {", New: "true {", Desc: "a watcher the hub dropped while it read its backlog is not subscribed again"},
 
 	// The audit reads.
 	{ID: "AR01", File: auditread, Tests: "^TestParseAuditIDBounds$",
