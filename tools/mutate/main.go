@@ -404,7 +404,10 @@ push in internal/export (head valid, paths held by the Boundary, branch state, t
 before a remote branch is replaced) and the scrubbing of git's output; the export's recording
 in internal/worker (no outcome on a row that moved, last_error scrubbed); the coalescing of the
 webhook's writes with a pipeline's replica acknowledgement in internal/redisconn; and the identifier
-checks of every delivery (internal/ghrepo, internal/charclass, the branch of internal/dispatch). The tool writes the mutated
+checks of every delivery (internal/ghrepo, internal/charclass, the branch of internal/dispatch); the watch
+stream's resume, gaps, resets, filter and caps (internal/api, internal/ledger, internal/apiclient), listener
+TLS (internal/serve), renames (internal/installs, internal/ghevents), QUEEN_API_URL's plain-http hosts
+(internal/config) and two metrics (internal/worker, internal/redisavail). The tool writes the mutated
 file to a temporary directory, overlays it with ` + "`go test -overlay`" + ` (the tree is never touched) and
 runs the tests of the mutated package with ` + "`-failfast`" + `: all of them for internal/rules and
 internal/dispatch, and for the Redis and git packages those that reach the broken code (each mutant's
