@@ -211,11 +211,22 @@ func (h *hub) run(ctx context.Context, gen int) {
 	}
 }
 
+// claimUnreadable is a change's claim_error: the words GET answers with
+// its 500, the reason being in the log.
+const claimUnreadable = "internal error: the claim view could not be read"
+
 // render reads the claim view of each entry of repo ("" for all) once per
-// row and renders its change event; b covers every entry after from.
+// row and renders its change event; b covers every entry after from. An
+// outage is an error (the stream waits); a row that cannot be decoded is
+// sent with claim_error, since retrying would hold every watcher on it
+// forever.
 func (s *server) render(ctx context.Context, from ledger.AuditID, es []ledger.Entry, repo string) (*batch, error) {
 	b := &batch{from: from, last: from}
-	claims := map[string]*apiwire.Detail{}
+	type read struct {
+		claim *apiwire.Detail
+		err   string
+	}
+	claims := map[string]read{}
 	for _, e := range es {
 		id, err := ledger.ParseAuditID(e.ID)
 		if err != nil {
@@ -226,19 +237,24 @@ func (s *server) render(ctx context.Context, from ledger.AuditID, es []ledger.En
 			continue
 		}
 		row := strings.ToLower(e.Repo) + "#" + strconv.FormatInt(e.Issue, 10)
-		claim, seen := claims[row]
+		rd, seen := claims[row]
 		if !seen {
-			if claim, err = s.detail(ctx, e.Repo, e.Issue, defaultHistory); errors.Is(err, ledger.ErrNotFound) {
-				claim, err = nil, nil
-			}
-			if err != nil {
+			claim, err := s.detail(ctx, e.Repo, e.Issue, defaultHistory)
+			switch {
+			case err == nil, errors.Is(err, ledger.ErrNotFound):
+				rd.claim = claim
+			case redisavail.Unavailable(err) || ctx.Err() != nil:
 				return nil, err
+			default:
+				s.log.Error("watch stream: a row's claim view cannot be read; sent with claim_error",
+					"repo", e.Repo, "issue", e.Issue, "err", err.Error())
+				rd.err = claimUnreadable
 			}
-			claims[row] = claim
+			claims[row] = rd
 		}
 		var buf bytes.Buffer
 		buf.WriteString("id: " + e.ID + "\nevent: " + apiwire.EventChange + "\ndata: ")
-		if err := encodeLine(&buf, apiwire.Change{Entry: e, Claim: claim}); err != nil {
+		if err := encodeLine(&buf, apiwire.Change{Entry: e, Claim: rd.claim, ClaimError: rd.err}); err != nil {
 			return nil, err
 		}
 		buf.WriteString("\n")

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/audit"
@@ -235,8 +236,9 @@ func (w *watch) ended(t *testing.T) []sseEvent {
 }
 
 type changeData struct {
-	Entry map[string]any `json:"entry"`
-	Claim map[string]any `json:"claim"`
+	Entry      map[string]any `json:"entry"`
+	Claim      map[string]any `json:"claim"`
+	ClaimError string         `json:"claim_error"`
 }
 
 func (ev sseEvent) change(t *testing.T) changeData {
@@ -824,4 +826,54 @@ func TestEventsWaitOutARedisOutage(t *testing.T) {
 		}
 	}
 	w.quiet(t, 200*time.Millisecond)
+}
+
+// A row whose stored view does not decode (GET answers 500) is sent with
+// claim_error, live and in a resumed backlog, and the stream goes on: one
+// bad row never holds every watcher. Checked: with render retrying such a
+// row as it retries an outage, the live watcher got no event for row 2.
+func TestEventsSendAnUnreadableRowWithClaimErrorAndGoOn(t *testing.T) {
+	e := newWatchEnv(t, watchOpts{})
+	ctx := t.Context()
+	rdb := e.redis.Client()
+	e.put(t, "hive/t27", 100, working)
+	e.put(t, "hive/t27", 1, working)
+	_, ids := e.auditEntries(t)
+	anchor := ids[0]
+	w := e.watch(t, "")
+
+	// Break row 1, then append a copy of its last entry as a new change.
+	if err := rdb.HSet(ctx, "queen:{hive/t27}:row:1", "row", "{not json").Err(); err != nil {
+		t.Fatal(err)
+	}
+	e.req(t, "GET", path("hive/t27", 1, "claims"), "").mustCode(t, 500, "")
+	last, err := rdb.XRevRangeN(ctx, "queen:audit", "+", "-", 1).Result()
+	if err != nil || len(last) != 1 {
+		t.Fatalf("reading the audit stream: %v %v", last, err)
+	}
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: "queen:audit", Values: map[string]any{"entry": last[0].Values["entry"]}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	e.put(t, "hive/t27", 2, working)
+
+	check := func(w *watch, issues ...float64) {
+		t.Helper()
+		for _, issue := range issues {
+			d := w.nextChange(t).change(t)
+			if d.Entry["issue"] != issue {
+				t.Fatalf("change of #%v, want #%v", d.Entry["issue"], issue)
+			}
+			switch {
+			case issue == 1 && (d.Claim != nil || d.ClaimError != "internal error: the claim view could not be read"):
+				t.Fatalf("row 1 unreadable: claim %v, claim_error %q", d.Claim, d.ClaimError)
+			case issue != 1 && (d.Claim == nil || d.ClaimError != ""):
+				t.Fatalf("row %v: claim %v, claim_error %q", issue, d.Claim, d.ClaimError)
+			}
+		}
+	}
+	check(w, 1, 2)
+	check(e.watch(t, "", "Last-Event-ID", anchor), 1, 1, 2)
+	if !strings.Contains(e.logs.String(), "a row's claim view cannot be read") {
+		t.Errorf("the unreadable row is not logged:\n%s", e.logs.String())
+	}
 }

@@ -16,10 +16,12 @@ const (
 type (
 	// Change is a change event's data: the audit entry as GET /v1/audit
 	// serves it, and the row's claim view as GET .../claims/{issue} serves
-	// it when the event was sent (nil once the row is deleted).
+	// it when the event was sent (nil once the row is deleted, or when it
+	// could not be read: ClaimError then says so).
 	Change struct {
-		Entry audit.Entry `json:"entry"`
-		Claim *Detail     `json:"claim"`
+		Entry      audit.Entry `json:"entry"`
+		Claim      *Detail     `json:"claim"`
+		ClaimError string      `json:"claim_error,omitempty"`
 	}
 
 	// Reset is a reset event's data: the id asked for and the oldest the

@@ -328,7 +328,9 @@ export interface paths {
          *     ```
          *
          *     (see the `ChangeEvent` schema; the claim view is read when the event is sent, so it may show
-         *     a later version than `entry.version`);
+         *     a later version than `entry.version`; a row whose stored view cannot be decoded, where GET
+         *     would answer `500`, comes with `"claim": null` and a `claim_error`, so one bad row never
+         *     holds up the stream; while Redis is unavailable the stream waits and sends nothing);
          *
          *     ```
          *     event: reset
@@ -653,8 +655,10 @@ export interface components {
         /** @description The data of a `change` event of GET /v1/events. */
         ChangeEvent: {
             entry: components["schemas"]["AuditEntry"];
-            /** @description The claim view as GET .../claims/{issue} serves it, read when the event is sent; null when the row is deleted. */
+            /** @description The claim view as GET .../claims/{issue} serves it, read when the event is sent; null when the row is deleted or could not be read (then `claim_error` is set). */
             claim: components["schemas"]["ClaimDetail"] | null;
+            /** @description Present only when the row's claim view could not be read (GET .../claims/{issue} answers `500`); the webhook's log has the reason. */
+            claim_error?: string;
         };
         /** @description The data of a `reset` event of GET /v1/events. */
         ResetEvent: {
