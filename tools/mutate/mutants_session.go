@@ -42,6 +42,8 @@ var sessionMutants = []Mutant{
 		Old: "\t\t\tlast = *after\n", New: "\t\t\t_ = newest\n", Desc: "a resume starts at the newest entry, losing the changes after the resume id"},
 	{ID: "EV12", File: events, Tests: "^TestEventsResumeWhileWritingHasNoGapOrDuplicate$",
 		Old: "err != nil || st.err != nil || !st.sub.dropped.Load() {", New: "true {", Desc: "a watcher the hub dropped while it read its backlog is not subscribed again"},
+	{ID: "EV13", File: events, Tests: "^TestEventsSendAnUnreadableRowWithClaimErrorAndGoOn$",
+		Old: "\t\t\tdefault:\n\t\t\t\ts.log.Error(", New: "\t\t\tdefault:\n\t\t\t\treturn nil, err\n\t\t\t\ts.log.Error(", Desc: "a row that does not decode is retried as an outage: every watcher stalls on it"},
 
 	// The audit reads.
 	{ID: "AR01", File: auditread, Tests: "^TestParseAuditIDBounds$",
