@@ -75,8 +75,12 @@ func writeJSONLine(w io.Writer, v any) error {
 // resume after.
 func watchLine(ev apiclient.Event) string {
 	if ev.Reset != nil {
-		return fmt.Sprintf("reset: the audit stream no longer holds entries after %s (oldest %s); re-read the claims (queenctl claims list)",
+		line := fmt.Sprintf("reset: the audit stream no longer holds entries after %s (oldest %s); re-read the claims (queenctl claims list)",
 			ev.Reset.After, orNone(ev.Reset.Oldest))
+		if ev.ID != "" {
+			line += "; changes follow after id " + ev.ID
+		}
+		return line
 	}
 	e := ev.Change.Entry
 	what := e.Action

@@ -140,15 +140,17 @@ func TestClaimsWatchResumesAndPrintsResets(t *testing.T) {
 	got = waitLines(t, stdout, 1)
 	var ev struct {
 		Event string            `json:"event"`
+		ID    string            `json:"id"`
 		Data  map[string]string `json:"data"`
 	}
+	// The reset's id is the newest entry: the live changes follow it.
 	if err := json.Unmarshal([]byte(got[0]), &ev); err != nil || ev.Event != "reset" || ev.Data["after"] != res.Entries[1].ID ||
-		ev.Data["oldest"] != res.Entries[3].ID {
+		ev.Data["oldest"] != res.Entries[3].ID || ev.ID != res.Entries[3].ID {
 		t.Fatalf("--json after a trimmed id: %s (%v), want the reset", got[0], err)
 	}
 	stop()
 	stdout, _, stop = watchRun(t, "--after", res.Entries[1].ID)
-	if got := waitLines(t, stdout, 1); !regexp.MustCompile(`^reset: the audit stream no longer holds entries after \S+ \(oldest \S+\); re-read the claims`).MatchString(got[0]) {
+	if got := waitLines(t, stdout, 1); !regexp.MustCompile(`^reset: the audit stream no longer holds entries after \S+ \(oldest \S+\); re-read the claims \(queenctl claims list\); changes follow after id \S+$`).MatchString(got[0]) {
 		t.Fatalf("reset line %q", got[0])
 	}
 	stop()

@@ -346,6 +346,12 @@ func (s *server) events(ctx context.Context, w *responseWriter, r *request) erro
 	st.write([]byte("retry: 1000\n\n"))
 	if reset != nil {
 		var buf bytes.Buffer
+		// The id is where the live changes start: a client that reconnects
+		// before the next change resumes there instead of being reset
+		// again (an SSE event without an id keeps the old one).
+		if held {
+			buf.WriteString("id: " + newest.String() + "\n")
+		}
 		buf.WriteString("event: " + apiwire.EventReset + "\ndata: ")
 		if err := encodeLine(&buf, reset); err != nil {
 			return err

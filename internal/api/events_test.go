@@ -563,7 +563,8 @@ func TestEventsResumeWhileWritingHasNoGapOrDuplicate(t *testing.T) {
 }
 
 // A resume id older than the oldest entry the stream holds gets one reset
-// event first, without an id, then the live changes.
+// event first, whose id is the newest entry, then the live changes; a
+// reconnect with the reset's id before any change is not reset again.
 func TestEventsResetWhenTheStreamWasTrimmed(t *testing.T) {
 	e := newWatchEnv(t, watchOpts{})
 	for i := 1; i <= 5; i++ {
@@ -575,13 +576,14 @@ func TestEventsResetWhenTheStreamWasTrimmed(t *testing.T) {
 	}
 	w := e.watch(t, "", "Last-Event-ID", ids[1])
 	ev := w.next(t)
-	if ev.Event != "reset" || ev.ID != "" {
-		t.Fatalf("first event %+v, want a reset without id", ev)
+	if ev.Event != "reset" || ev.ID != ids[4] {
+		t.Fatalf("first event %+v, want a reset with the newest id %s", ev, ids[4])
 	}
 	var r map[string]string
 	if err := json.Unmarshal([]byte(ev.Data), &r); err != nil {
 		t.Fatal(err)
 	}
+	again := e.watch(t, "", "Last-Event-ID", ev.ID)
 	want := map[string]string{"after": ids[1], "oldest": ids[3],
 		"reason": "the audit stream no longer holds entries after this id; re-read GET /v1/claims"}
 	if !reflect.DeepEqual(r, want) {
@@ -589,8 +591,10 @@ func TestEventsResetWhenTheStreamWasTrimmed(t *testing.T) {
 	}
 	w.quiet(t, 100*time.Millisecond) // no backlog after a reset
 	e.put(t, "hive/t27", 6, working)
-	if d := w.nextChange(t).change(t); d.Entry["issue"] != 6.0 {
-		t.Fatalf("after the reset: issue %v, want 6", d.Entry["issue"])
+	for _, w := range []*watch{w, again} {
+		if d := w.nextChange(t).change(t); d.Entry["issue"] != 6.0 {
+			t.Fatalf("after the reset: issue %v, want 6", d.Entry["issue"])
+		}
 	}
 	// An id the stream still holds resumes without a reset.
 	w2 := e.watch(t, "?after="+ids[3])

@@ -95,8 +95,8 @@ func TestOpenAPICheckFailsOnWhatIsNotDescribed(t *testing.T) {
 			answer{200, sse, "retry: 1000\n\n" + change("2-0", "1-0", sampleView)}, "entry's id"},
 		{"an event not described", "GET", "/v1/events", nil, "",
 			answer{200, sse, "retry: 1000\n\nid: 1-0\nevent: delete\ndata: {}\n\n"}, `event "delete"`},
-		{"a reset with an id", "GET", "/v1/events", nil, "",
-			answer{200, sse, "retry: 1000\n\nid: 1-0\nevent: reset\ndata: " + reset + "\n\n"}, `event "reset"`},
+		{"a change without an id", "GET", "/v1/events", nil, "",
+			answer{200, sse, "retry: 1000\n\nevent: change\ndata: {}\n\n"}, `event "change"`},
 		{"a route not described", "GET", "/v1/nothing", nil, "", answer{200, nil, `{}`}, "no operation"},
 		{"a route not described, refused", "GET", "/v1/nothing", nil, "", answer{404, nil, `{"error":"no such route"}`}, ""},
 	} {

@@ -31,7 +31,7 @@ type WatchOptions struct {
 // Event is one event of the watch stream: a change or a reset.
 type Event struct {
 	Type   string          // apiwire.EventChange or apiwire.EventReset
-	ID     string          // a change's audit id; "" for a reset
+	ID     string          // the audit id the stream resumes after; a reset has one when the stream holds entries
 	Change *apiwire.Change // set for a change
 	Reset  *apiwire.Reset  // set for a reset
 }
@@ -227,7 +227,7 @@ func decodeEvent(typ, id, data string) (Event, error) {
 		if err := json.Unmarshal([]byte(data), rs); err != nil {
 			return Event{}, fmt.Errorf("reset event is not the expected JSON: %v", err)
 		}
-		return Event{Type: typ, Reset: rs}, nil
+		return Event{Type: typ, ID: id, Reset: rs}, nil
 	}
 	return Event{}, nil
 }

@@ -232,8 +232,9 @@ func TestWatchWaitsOutTheCapAndPassesResets(t *testing.T) {
 	}
 	first.cancel()
 	ev := second.next(t)
-	if ev.Type != apiwire.EventReset || ev.Reset.After != "1-0" || ev.Reset.Oldest != s.auditIDs()[0] {
-		t.Fatalf("event %+v, want a reset after 1-0", ev)
+	// The reset's id, the newest entry, is where a reconnect resumes.
+	if ids := s.auditIDs(); ev.Type != apiwire.EventReset || ev.Reset.After != "1-0" || ev.Reset.Oldest != ids[0] || ev.ID != ids[len(ids)-1] {
+		t.Fatalf("event %+v, want a reset after 1-0 with the newest id %s", ev, ids[len(ids)-1])
 	}
 
 	stop := errors.New("enough")

@@ -44,6 +44,8 @@ var sessionMutants = []Mutant{
 		Old: "err != nil || st.err != nil || !st.sub.dropped.Load() {", New: "true {", Desc: "a watcher the hub dropped while it read its backlog is not subscribed again"},
 	{ID: "EV13", File: events, Tests: "^TestEventsSendAnUnreadableRowWithClaimErrorAndGoOn$",
 		Old: "\t\t\tdefault:\n\t\t\t\ts.log.Error(", New: "\t\t\tdefault:\n\t\t\t\treturn nil, err\n\t\t\t\ts.log.Error(", Desc: "a row that does not decode is retried as an outage: every watcher stalls on it"},
+	{ID: "EV14", File: events, Tests: "^TestEventsResetWhenTheStreamWasTrimmed$",
+		Old: "\t\tif held {\n\t\t\tbuf.WriteString(\"id: \"", New: "\t\tif false {\n\t\t\tbuf.WriteString(\"id: \"", Desc: "a reset carries no id: a reconnect before the next change is reset again"},
 
 	// The audit reads.
 	{ID: "AR01", File: auditread, Tests: "^TestParseAuditIDBounds$",

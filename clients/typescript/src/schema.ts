@@ -333,12 +333,14 @@ export interface paths {
          *     holds up the stream; while Redis is unavailable the stream waits and sends nothing);
          *
          *     ```
+         *     id: <the newest id the stream holds; no id line when it holds none>
          *     event: reset
          *     data: {"after": "<the id asked for>", "oldest": "<oldest id still held, or empty>", "reason": "..."}
          *     ```
          *
-         *     (see `ResetEvent`; sent once, first, without an `id:` line, when the resume id is older than
-         *     the oldest entry the stream still holds; the stream then goes on with live changes); and
+         *     (see `ResetEvent`; sent once, first, when the resume id is older than the oldest entry the
+         *     stream still holds; the stream then goes on with the live changes after its `id`, so a
+         *     reconnect with that `Last-Event-ID` resumes there and is not reset again); and
          *     `: ping`, a comment line, after 15 s of silence.
          */
         get: operations["events"];

@@ -3,7 +3,10 @@ import { retryDelay, sleep } from "./retry.js";
 import { SSEParser } from "./sse.js";
 import type { ChangeData, ResetData } from "./types.js";
 
-/** A change of a row: its audit entry, and its claim view when sent (null once deleted). */
+/**
+ * A change of a row: its audit entry, and its claim view when sent (null
+ * once deleted, or when it could not be read: `claim_error` then says so).
+ */
 export interface ChangeEvent extends ChangeData {
   type: "change";
   /** The audit stream id; the stream resumes after it. */
@@ -13,6 +16,8 @@ export interface ChangeEvent extends ChangeData {
 /** The stream no longer held the entries after the id asked for: re-read the claims, then go on. */
 export interface ResetEvent extends ResetData {
   type: "reset";
+  /** The newest audit id when the stream holds any: the live changes follow it, and a reconnect resumes there. */
+  id?: string;
 }
 
 export type WatchEvent = ChangeEvent | ResetEvent;
@@ -119,9 +124,12 @@ export async function* watch(t: WatchTransport, o: WatchOptions): AsyncGenerator
               if (ev.event === "change") {
                 const data = parse<ChangeData>(ev.data, ev.id);
                 after = ev.id;
-                yield { type: "change", id: ev.id, entry: data.entry, claim: data.claim };
+                const claimError = data.claim_error === undefined ? {} : { claim_error: data.claim_error };
+                yield { type: "change", id: ev.id, entry: data.entry, claim: data.claim, ...claimError };
               } else if (ev.event === "reset") {
-                yield { type: "reset", ...parse<ResetData>(ev.data, ev.id) };
+                // Without it a reconnect before the next change would be reset again.
+                if (ev.id) after = ev.id;
+                yield { type: "reset", ...(ev.id ? { id: ev.id } : {}), ...parse<ResetData>(ev.data, ev.id) };
               }
             }
             touch();

@@ -120,14 +120,20 @@ describe("watch", () => {
   });
 
   it("says reset when the resume id is older than the audit stream holds, then follows live changes", async () => {
-    const oldest = (await qB.audit({ limit: 1000 })).entries[0]?.id;
-    const w = collect(qA, { repo: "hive/w3", after: "1-0" });
-    await eventually("the reset arrives", () => w.events.length >= 1);
+    const held = (await qB.audit({ limit: 1000 })).entries;
+    const oldest = held[0]?.id;
+    const newest = held.at(-1)?.id;
+    // 300 ms of silence reconnects: after the reset's id, not reset again.
+    const w = collect(qA, { repo: "hive/w3", after: "1-0", idleTimeoutMs: 300 });
+    await eventually("the reset arrives and the silent stream reconnects", () => w.events.length >= 1 && w.reconnects.length >= 1);
+    assert.equal(w.reconnects[0]?.after, newest);
     await qA.upsertDispatch("hive/w3", 1, { started: true });
     await eventually("the change arrives", () => w.events.length >= 2);
     await w.stop();
+    // The reset's id is the newest entry: a reconnect resumes there.
     assert.deepEqual(w.events[0], {
       type: "reset",
+      id: newest,
       after: "1-0",
       oldest,
       reason: "the audit stream no longer holds entries after this id; re-read GET /v1/claims",

@@ -243,7 +243,8 @@ func documentedContent(route *routers.Route, code int, mt string) error {
 
 // checkEvents holds a watch stream to the format GET /v1/events describes:
 // retry first, then change events (an id, the ChangeEvent data, the entry
-// carrying the same id), reset events (no id, the ResetEvent data) and
+// carrying the same id), reset events (the ResetEvent data, with or
+// without an id) and
 // comments. A frame cut off by the end of the stream is not checked.
 func checkEvents(d *description, stream []byte, cut bool) error {
 	frames := strings.Split(string(stream), "\n\n")
@@ -277,7 +278,7 @@ func checkEvents(d *description, stream []byte, cut bool) error {
 			continue // comments only
 		case event == "change" && hasID:
 			schema = "ChangeEvent"
-		case event == "reset" && !hasID:
+		case event == "reset":
 			schema = "ResetEvent"
 		default:
 			return fmt.Errorf("frame %d: event %q (id %q) is not described", i+1, event, id)
