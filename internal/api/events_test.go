@@ -119,19 +119,7 @@ func (e *env) watch(t *testing.T, query string, hdr ...string) *watch {
 func (e *env) openEvents(t *testing.T, query string, hdr ...string) (*http.Response, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r, err := http.NewRequestWithContext(ctx, "GET", e.url+"/v1/events"+query, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Header.Set("Authorization", "Bearer "+token)
-	for i := 0; i+1 < len(hdr); i += 2 {
-		if hdr[i+1] == "" {
-			r.Header.Del(hdr[i])
-		} else {
-			r.Header.Set(hdr[i], hdr[i+1])
-		}
-	}
-	resp, err := http.DefaultClient.Do(r)
+	resp, err := http.DefaultClient.Do(newRequest(t, ctx, e.url, "GET", "/v1/events"+query, "", hdr...))
 	if err != nil {
 		cancel()
 		t.Fatal(err)

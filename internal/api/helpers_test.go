@@ -129,11 +129,27 @@ func (r reply) decode(t *testing.T, v any) {
 // type; hdr pairs override headers ("Authorization", "" drops it).
 func (e *env) req(t *testing.T, method, path, body string, hdr ...string) reply {
 	t.Helper()
+	resp, err := http.DefaultClient.Do(newRequest(t, context.Background(), e.url, method, path, body, hdr...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reply{code: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// newRequest is a request to base+path with the token and, with a body,
+// its JSON content type; hdr pairs override headers ("" drops one).
+func newRequest(t *testing.T, ctx context.Context, base, method, path, body string, hdr ...string) *http.Request {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	r, err := http.NewRequest(method, e.url+path, rd)
+	r, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,16 +164,7 @@ func (e *env) req(t *testing.T, method, path, body string, hdr ...string) reply 
 			r.Header.Set(hdr[i], hdr[i+1])
 		}
 	}
-	resp, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{code: resp.StatusCode, header: resp.Header, body: b}
+	return r
 }
 
 // mustCode fails unless the answer has code; for errors it also checks the

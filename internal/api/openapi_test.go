@@ -138,22 +138,7 @@ func TestOpenAPICheckFailsOnWhatIsNotDescribed(t *testing.T) {
 // type; hdr pairs override headers ("", drops one).
 func sendTo(t *testing.T, base, method, path, body string, hdr ...string) (int, []byte) {
 	t.Helper()
-	r, err := http.NewRequest(method, base+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Header.Set("Authorization", "Bearer "+token)
-	if body != "" {
-		r.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		if hdr[i+1] == "" {
-			r.Header.Del(hdr[i])
-		} else {
-			r.Header.Set(hdr[i], hdr[i+1])
-		}
-	}
-	resp, err := http.DefaultClient.Do(r)
+	resp, err := http.DefaultClient.Do(newRequest(t, context.Background(), base, method, path, body, hdr...))
 	if err != nil {
 		t.Fatal(err)
 	}
