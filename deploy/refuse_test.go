@@ -68,6 +68,10 @@ func TestChartRefusesWhatTheBinariesRefuseInTheirWords(t *testing.T) {
 			"GITHUB_APP_PRIVATE_KEY_FILE", map[string]string{"GITHUB_APP_PRIVATE_KEY_FILE": keyFile}},
 		{"an inline public key", with(base, "github.privateKey", pub),
 			"GITHUB_APP_PRIVATE_KEY_FILE", map[string]string{"GITHUB_APP_PRIVATE_KEY_FILE": pubFile}},
+		{"an API token of two lines", with(base, "api.token", "api-token-0123456789\nmore"),
+			"QUEEN_API_TOKEN", map[string]string{"QUEEN_API_TOKEN": "api-token-0123456789\nmore"}},
+		{"an export token with a space", with(export, "export.token", "export token 0123456789"),
+			"QUEEN_EXPORT_TOKEN", map[string]string{"QUEEN_EXPORT_TOKEN": "export token 0123456789"}},
 	} {
 		words := binarySays(t, tc.env, tc.variable)
 		_, err := renderErr(t, tc.vals)

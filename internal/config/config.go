@@ -207,6 +207,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		}
 	}
 	r.secretsLongEnough(c, redisSpec)
+	r.tokensSendable(c)
 	if c.ExportRepo != "" && !ghrepo.Valid(c.ExportRepo) {
 		r.fail("QUEEN_EXPORT_REPO", "must be owner/name")
 	}
@@ -276,6 +277,23 @@ func (r *reader) secretsLongEnough(c *Config, spec *redisconn.Spec) {
 			problem = "its password " + problem
 		}
 		r.fail(r.varOf(s.name), problem)
+	}
+}
+
+// tokensSendable refuses a token that no HTTP header can carry (a token
+// file of two lines, say): every request would then fail, and some HTTP
+// clients (Node's) quote the header value, token and all, in their error.
+func (r *reader) tokensSendable(c *Config) {
+	for _, s := range []struct{ name, value string }{
+		{"QUEEN_API_TOKEN", c.APIToken},
+		{"QUEEN_EXPORT_TOKEN", c.ExportToken},
+	} {
+		for i := 0; i < len(s.value); i++ {
+			if b := s.value[i]; b < 0x21 || b > 0x7e {
+				r.fail(r.varOf(s.name), "must be one line of visible ASCII characters (no spaces): it is sent in an HTTP header")
+				break
+			}
+		}
 	}
 }
 

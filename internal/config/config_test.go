@@ -385,3 +385,25 @@ func TestAnAbsentPreviousSecretFileIsNoPreviousSecret(t *testing.T) {
 		t.Fatalf("absent previous secret file: %v, previous %q; want it unset", err, c.WebhookSecretPrev)
 	}
 }
+
+// A token an HTTP header cannot carry is refused at start, naming its
+// variable and never echoing the value.
+func TestTokensThatNoHeaderCanCarryAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		role Role
+		name string
+	}{{Webhook, "QUEEN_API_TOKEN"}, {CLI, "QUEEN_API_TOKEN"}, {Worker, "QUEEN_EXPORT_TOKEN"}} {
+		for _, bad := range []string{"first-line-of-token\nsecond-line", "token with a space-0123", "tokén-0123456789abc", "nul\x00-in-the-token-0123"} {
+			m := withSentinel(base())
+			m[tc.name] = bad
+			if tc.name == "QUEEN_EXPORT_TOKEN" {
+				m["QUEEN_EXPORT_URL"] = "https://export.example.com"
+				m["QUEEN_EXPORT_REPO"] = "hive/export"
+			}
+			_, err := Load(tc.role, env(m))
+			if err == nil || !strings.Contains(err.Error(), tc.name+": must be one line of visible ASCII") || strings.Contains(err.Error(), bad) {
+				t.Errorf("%v with %s %q: %v, want refused naming the variable", tc.role, tc.name, bad, err)
+			}
+		}
+	}
+}

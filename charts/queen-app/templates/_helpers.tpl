@@ -252,6 +252,9 @@ both, never neither), and lengths the binaries enforce at start.
 {{- if lt (len .Values.api.token) 16 -}}
 {{- fail "api.token must be at least 16 characters" -}}
 {{- end -}}
+{{- if not (regexMatch "^[!-~]+$" .Values.api.token) -}}
+{{- fail "api.token (QUEEN_API_TOKEN): must be one line of visible ASCII characters (no spaces): it is sent in an HTTP header" -}}
+{{- end -}}
 {{- end -}}
 {{- $e := .Values.export -}}
 {{- if $e.url -}}
@@ -264,6 +267,9 @@ both, never neither), and lengths the binaries enforce at start.
 {{- $_ := required "export.existingSecret.name is required with export.url (or, only to try the chart out, the inline export.token)" $e.token -}}
 {{- if lt (len $e.token) 16 -}}
 {{- fail "export.token must be at least 16 characters" -}}
+{{- end -}}
+{{- if not (regexMatch "^[!-~]+$" $e.token) -}}
+{{- fail "export.token (QUEEN_EXPORT_TOKEN): must be one line of visible ASCII characters (no spaces): it is sent in an HTTP header" -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
