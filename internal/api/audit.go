@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/queen-app/queen-app/internal/apiwire"
@@ -52,11 +53,15 @@ func (s *server) audit(ctx context.Context, w *responseWriter, r *request) error
 }
 
 func parseSince(v string, now time.Time) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
-		return now.Add(-d), nil
+	// Go also reads "-0" and a comma before the fraction; docs/openapi.yaml's
+	// pattern does not, and the description is the rule.
+	if !strings.HasPrefix(v, "-") && !strings.Contains(v, ",") {
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			return t, nil
+		}
+		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+			return now.Add(-d), nil
+		}
 	}
 	return time.Time{}, badField("since", fmt.Sprintf("%q is neither an RFC 3339 time nor a duration such as 1h", v))
 }

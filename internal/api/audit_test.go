@@ -50,7 +50,8 @@ func TestAuditListsTheStreamNewestLast(t *testing.T) {
 		t.Errorf("since an hour ago: %d entries more=%v, want all 4", len(l.Entries), l.More)
 	}
 	for q, field := range map[string]string{
-		"?since=yesterday": "since", "?limit=0": "limit", "?issue=x": "issue", "?repo=nope": "repo", "?rule=x": "rule",
+		"?since=yesterday": "since", "?since=-0": "since", "?since=2026-10-10T20:00:00,5Z": "since",
+		"?since=2026-10-10t20:00:00Z": "since", "?limit=0": "limit", "?issue=x": "issue", "?repo=nope": "repo", "?rule=x": "rule",
 	} {
 		e.req(t, "GET", "/v1/audit"+q, "").mustCode(t, 400, field)
 	}

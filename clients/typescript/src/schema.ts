@@ -442,7 +442,7 @@ export interface components {
             owner_assigned?: boolean | null;
         };
         Override: {
-            /** @description Why, non-blank, at most 1000 bytes; recorded in the audit. */
+            /** @description Why, non-blank, at most 1000 bytes of UTF-8 (`maxLength` counts characters, so text beyond ASCII reaches the limit sooner); recorded in the audit. */
             reason: string;
             /** @description The row version the override was decided on; a row that moved on since is a 409. */
             version?: number;
@@ -831,7 +831,7 @@ export interface operations {
     delete_dispatch: {
         parameters: {
             query?: {
-                /** @description Why, recorded in the audit entry's source (at most 1000 bytes). */
+                /** @description Why, recorded in the audit entry's source (at most 1000 bytes of UTF-8; `maxLength` counts characters, so text beyond ASCII reaches the limit sooner). */
                 reason?: string;
             };
             header?: {
