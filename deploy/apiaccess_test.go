@@ -131,7 +131,7 @@ func TestAPIIngressRoutesOnlyV1ToTheClaimsAPI(t *testing.T) {
 // Secret's CA.
 func TestAPIListenerTLSFromASecret(t *testing.T) {
 	store, cert := apiTLSStore(t)
-	o := render(t, with(with(inlineValues(), "api.tls.secretName", apiTLSSecret), "metrics.serviceMonitor.enabled", true))
+	o := render(t, with(with(with(inlineValues(), "api.tls.secretName", apiTLSSecret), "api.tls.caKey", "ca.crt"), "metrics.serviceMonitor.enabled", true))
 	store = o.store(store)
 	for k, v := range readmeSecrets(t) {
 		store.add(k, v)
@@ -190,10 +190,20 @@ func TestAPIListenerTLSFromASecret(t *testing.T) {
 	}
 	reachOverTLS(t, cfg, dcfg)
 
-	// Without the CA key (a publicly trusted certificate) the doctor gets no CA file.
-	o = render(t, with(with(inlineValues(), "api.tls.secretName", apiTLSSecret), "api.tls.caKey", ""))
+	// By default (a publicly trusted certificate) the doctor gets no CA
+	// file, and a Secret of kubectl create secret tls (no ca.crt) starts
+	// the pod: the kubelet refuses one that mounts a key its Secret lacks.
+	o = render(t, with(inlineValues(), "api.tls.secretName", apiTLSSecret))
 	if _, ok := o.doctorEnv(t, store).vars["QUEEN_CA_FILE"]; ok {
 		t.Error("api.tls.caKey empty: the doctor still gets QUEEN_CA_FILE")
+	}
+	plain := secretStore{apiTLSSecret: {"tls.crt": cert.PEM, "tls.key": store[apiTLSSecret]["tls.key"]}}
+	for _, d := range o.Deployments {
+		for key, optional := range secretItems(&d)[apiTLSSecret] {
+			if _, ok := plain[apiTLSSecret][key]; !ok && !optional {
+				t.Errorf("%s mounts key %s, which a kubernetes.io/tls Secret made by kubectl need not have", d.Name, key)
+			}
+		}
 	}
 }
 
@@ -280,7 +290,7 @@ func TestNotesPrintURLsQueenctlTakes(t *testing.T) {
 	re := regexp.MustCompile(`QUEEN_API_URL=(\S+)`)
 	for name, vals := range map[string]map[string]any{
 		"plain": inlineValues(),
-		"tls and ingress": with(with(inlineValues(), "api.tls.secretName", apiTLSSecret),
+		"tls and ingress": with(with(with(inlineValues(), "api.tls.secretName", apiTLSSecret), "api.tls.caKey", "ca.crt"),
 			"apiIngress", map[string]any{"enabled": true, "host": apiHost}),
 	} {
 		o := render(t, vals)
