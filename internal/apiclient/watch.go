@@ -67,7 +67,9 @@ func (c *Client) Watch(ctx context.Context, o WatchOptions, fn func(Event) error
 	hc.Timeout = 0
 	last := o.After
 	for failures := 0; ; {
-		delivered, err := c.watchOnce(ctx, &hc, q, last, o.IdleTimeout, func(ev Event) error {
+		given := false
+		err := c.watchOnce(ctx, &hc, q, last, o.IdleTimeout, func(ev Event) error {
+			given = true
 			if ev.ID != "" {
 				last = ev.ID
 			}
@@ -84,7 +86,10 @@ func (c *Client) Watch(ctx context.Context, o WatchOptions, fn func(Event) error
 		if errors.As(err, &ae) && ae.Status/100 == 4 && ae.Status != http.StatusTooManyRequests {
 			return err
 		}
-		if delivered {
+		// Only a stream that gave an event starts the backoff over: one that
+		// the server accepts and ends at once (a row it cannot read, a
+		// proxy) would otherwise be asked again every quarter second.
+		if given {
 			failures = 0
 		}
 		wait := min(watchRetryMin<<min(failures, 10), watchRetryMax)
@@ -119,10 +124,9 @@ type callbackError struct{ err error }
 
 func (e callbackError) Error() string { return e.err.Error() }
 
-// watchOnce runs one connection: it reports whether the server accepted it
-// and why it ended.
+// watchOnce runs one connection and says why it ended.
 func (c *Client) watchOnce(ctx context.Context, hc *http.Client, q url.Values, last string, idle time.Duration,
-	fn func(Event) error) (bool, error) {
+	fn func(Event) error) error {
 	const path = "/v1/events"
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -132,7 +136,7 @@ func (c *Client) watchOnce(ctx context.Context, hc *http.Client, q url.Values, l
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return false, fmt.Errorf("claims API GET %s: %w", path, err)
+		return fmt.Errorf("claims API GET %s: %w", path, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	req.Header.Set("Accept", "text/event-stream")
@@ -141,7 +145,7 @@ func (c *Client) watchOnce(ctx context.Context, hc *http.Client, q url.Values, l
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return false, fmt.Errorf("claims API GET %s: %w", path, unwrapURL(err))
+		return fmt.Errorf("claims API GET %s: %w", path, unwrapURL(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -154,12 +158,12 @@ func (c *Client) watchOnce(ctx context.Context, hc *http.Client, q url.Values, l
 			e.Message = strings.TrimSpace(string(data[:min(len(data), 200)]))
 		}
 		if s, err := time.ParseDuration(resp.Header.Get("Retry-After") + "s"); err == nil && s > 0 {
-			return false, retryAfter{e, min(s, time.Minute)}
+			return retryAfter{e, min(s, time.Minute)}
 		}
-		return false, e
+		return e
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		return true, fmt.Errorf("claims API GET %s: answer is %q, not text/event-stream", path, ct)
+		return fmt.Errorf("claims API GET %s: answer is %q, not text/event-stream", path, ct)
 	}
 	// Silence past idle means a dead connection: replace it.
 	watchdog := time.AfterFunc(idle, func() { cancel(fmt.Errorf("no event or ping for %s", idle)) })
@@ -172,7 +176,7 @@ func (c *Client) watchOnce(ctx context.Context, hc *http.Client, q url.Values, l
 			if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
 				err = cause
 			}
-			return true, fmt.Errorf("claims API GET %s: stream ended: %w", path, err)
+			return fmt.Errorf("claims API GET %s: stream ended: %w", path, err)
 		}
 		watchdog.Reset(idle)
 		if line != "" {
@@ -203,13 +207,13 @@ func (c *Client) watchOnce(ctx context.Context, hc *http.Client, q url.Values, l
 		id.Reset()
 		data.Reset()
 		if err != nil {
-			return true, fmt.Errorf("claims API GET %s: %w", path, err)
+			return fmt.Errorf("claims API GET %s: %w", path, err)
 		}
 		if ev.Type == "" {
 			continue // an event type this client does not know
 		}
 		if err := fn(ev); err != nil {
-			return true, callbackError{err}
+			return callbackError{err}
 		}
 	}
 }

@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/queen-app/queen-app/internal/api"
+	"github.com/queen-app/queen-app/internal/api/openapicheck"
 	"github.com/queen-app/queen-app/internal/apiclient"
 	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/audit"
@@ -25,6 +29,7 @@ type apiServer struct {
 	t      *testing.T
 	addr   string
 	ledger *ledger.Ledger
+	rdb    *redis.Client
 	cfg    api.Config
 	srv    *http.Server
 	done   chan struct{}
@@ -32,9 +37,10 @@ type apiServer struct {
 
 func startAPI(t *testing.T, cfg api.Config) *apiServer {
 	t.Helper()
-	l := ledger.New(redistest.Start(t).Client(), ledger.Options{Now: now})
+	rdb := redistest.Start(t).Client()
+	l := ledger.New(rdb, ledger.Options{Now: now})
 	cfg.Ledger, cfg.Token, cfg.Now = l, token, now
-	s := &apiServer{t: t, ledger: l, cfg: cfg}
+	s := &apiServer{t: t, ledger: l, rdb: rdb, cfg: cfg}
 	s.start()
 	t.Cleanup(s.stop)
 	return s
@@ -58,7 +64,9 @@ func (s *apiServer) start() {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	s.srv = &http.Server{Handler: h}
+	// Every exchange held to docs/openapi.yaml, the 503 of the cap and the
+	// reset frames included.
+	s.srv = &http.Server{Handler: openapicheck.Handler(h, func(err error) { s.t.Errorf("openapi: %v", err) })}
 	go func() { _ = s.srv.Serve(ln) }()
 }
 
@@ -251,5 +259,65 @@ func TestWatchWaitsOutTheCapAndPassesResets(t *testing.T) {
 	})
 	if !errors.Is(err, stop) {
 		t.Fatalf("Watch returned %v, want fn's error", err)
+	}
+}
+
+// A reset's id is where the stream's live changes start: a reconnect before
+// the next change resumes there, and is not reset again.
+func TestWatchResumesAfterAResetsID(t *testing.T) {
+	s := startAPI(t, api.Config{})
+	for i := int64(1); i <= 3; i++ {
+		s.put(i)
+	}
+	if err := s.rdb.XTrimMaxLen(context.Background(), "queen:audit", 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// No heartbeat comes within 300 ms: the silent stream is dropped and
+	// opened again.
+	w := watchIn(t, client(t, s.addr, token), apiclient.WatchOptions{After: "1-0", IdleTimeout: 300 * time.Millisecond})
+	ev := w.next(t)
+	ids := s.auditIDs()
+	if ev.Type != apiwire.EventReset || ev.ID != ids[len(ids)-1] {
+		t.Fatalf("event %+v, want a reset with the newest id %s", ev, ids[len(ids)-1])
+	}
+	for range 2 {
+		select {
+		case <-w.retries:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the silent stream was not opened again")
+		}
+	}
+	s.put(4)
+	if ev := w.next(t); ev.Type != apiwire.EventChange || ev.Change.Entry.Issue != 4 {
+		t.Fatalf("after reconnecting: %+v, want the change of #4 and no second reset", ev)
+	}
+}
+
+// A stream the server accepts and ends at once, giving no event, is asked
+// again with a growing wait, not every quarter second.
+func TestWatchBacksOffAStreamThatEndsAtOnce(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("retry: 1000\n\n"))
+	}))
+	defer srv.Close()
+	c, err := apiclient.New(srv.URL, token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var waits []time.Duration
+	err = c.Watch(ctx, apiclient.WatchOptions{OnRetry: func(_ error, wait time.Duration) {
+		if waits = append(waits, wait); len(waits) == 5 {
+			cancel()
+		}
+	}}, func(apiclient.Event) error { return nil })
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Watch: %v", err)
+	}
+	// 250 ms doubling, each at least half of its step: the fifth is 4 s's.
+	if waits[4] < 2*time.Second {
+		t.Fatalf("waits %v: the backoff did not grow", waits)
 	}
 }

@@ -64,6 +64,10 @@ var sessionMutants = []Mutant{
 		Old: "ae.Status/100 == 4 && ae.Status", New: "ae.Status/100 == 6 && ae.Status", Desc: "a 4xx refusal is retried for ever"},
 	{ID: "WC04", File: watchgo, Tests: "^TestWatchWaitsOutA429$",
 		Old: " && ae.Status != http.StatusTooManyRequests {", New: " {", Desc: "a 429 ends the watch instead of being waited out"},
+	{ID: "WC05", File: watchgo, Tests: "^TestWatchBacksOffAStreamThatEndsAtOnce$",
+		Old: "\t\tif given {\n", New: "\t\tif given || true {\n", Desc: "a stream that ends at once, with no event, starts the backoff over: asked again every quarter second"},
+	{ID: "WC06", File: watchgo, Tests: "^TestWatchResumesAfterAResetsID$",
+		Old: "\t\t\tif ev.ID != \"\" {\n", New: "\t\t\tif ev.ID != \"\" && ev.Type == apiwire.EventChange {\n", Desc: "a reconnect after a reset resumes from before it, and is reset again"},
 
 	// TLS.
 	{ID: "TL01", File: servetls, Tests: "^TestTLSListenerReloadsItsPairWhenTheFilesChange$",
