@@ -27,6 +27,8 @@ export class SSEParser {
 
   /** Takes the next piece of the stream and returns the events it completed. */
   push(chunk: string): SSEEvent[] {
+    // An empty piece must not clear sawCR: its LF may still come.
+    if (chunk === "") return [];
     if (!this.started && chunk.length > 0) {
       this.started = true;
       if (chunk.charCodeAt(0) === 0xfeff) chunk = chunk.slice(1);

@@ -43,8 +43,16 @@ describe("SSEParser", () => {
     assert.deepEqual(p.push("\n\n"), [{ event: "message", id: "", data: "a\nb" }]);
   });
 
+  it("keeps a CR's pending LF across an empty piece", () => {
+    const p = new SSEParser();
+    assert.deepEqual(p.push("data: a\r"), []);
+    assert.deepEqual(p.push(""), []);
+    assert.deepEqual(p.push("\ndata: b\r"), [], "the LF ended no second line, so nothing was dispatched");
+    assert.deepEqual(p.push("\n\n"), [{ event: "message", id: "", data: "a\nb" }]);
+  });
+
   it("dispatches nothing for comments, a retry alone or an event without data, and ignores unknown fields", () => {
-    const { events, parser } = feed(": ping\n\nretry: x\n\nevent: change\n\nfoo: bar\nid\n\n", 5);
+    const { events, parser } = feed(": ping\n\nretry: x\n\nevent: change\n\nid: 7-0\n\nfoo: bar\nid\n\n", 5);
     assert.deepEqual(events, []);
     assert.equal(parser.retry, undefined, "a retry that is not digits is ignored");
     assert.equal(parser.lastEventId, "", "a bare id line clears the id");
