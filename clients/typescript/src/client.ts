@@ -1,4 +1,4 @@
-import { QueenApiError, describeFailure, errorFrom } from "./errors.js";
+import { QueenApiError, UnbuiltRequest, checkHeaders, describeFailure, errorFrom, unbuilt } from "./errors.js";
 import { type RetryInfo, type RetryOptions, retryDefaults, retryDelay, sleep } from "./retry.js";
 import type {
   Admission,
@@ -57,8 +57,8 @@ export interface OverrideOptions extends CallOptions {
   /**
    * The row version the decision was made on (a view's `version`): when the
    * row has moved on since, the server answers 409 naming `version` and
-   * writes nothing. With it the call is retried on a 503; without it, never,
-   * since a repeat could land on a newer attempt.
+   * writes nothing. With it the call is retried on a 503; without it, only
+   * on a 429 (never read), since a repeat could land on a newer attempt.
    */
   version?: number;
 }
@@ -72,6 +72,8 @@ interface Request {
   body?: unknown;
   /** Safe to send again after a 503 or no answer. */
   idempotent: boolean;
+  /** A single attempt, whatever the failure (the caller retries). */
+  once?: boolean;
   signal?: AbortSignal | undefined;
 }
 
@@ -94,6 +96,11 @@ export class QueenClient {
   constructor(o: ClientOptions) {
     if (!o.baseUrl) throw new TypeError("baseUrl: required (QUEEN_API_URL)");
     if (!o.token) throw new TypeError("token: required (QUEEN_API_TOKEN)");
+    // Visible ASCII only (RFC 6750's b64token is a subset of it): fetch's
+    // error for a CR, LF or NUL would quote the token. Not repeated here.
+    if (!/^[\x21-\x7e]+$/.test(o.token)) {
+      throw new TypeError("token: may hold only visible ASCII (0x21-0x7E), as a bearer token does (QUEEN_API_TOKEN)");
+    }
     this.baseUrl = o.baseUrl.replace(/\/+$/, "");
     this.#token = o.token;
     this.#source = o.source;
@@ -210,9 +217,9 @@ export class QueenClient {
   /**
    * GET /v1/events as an async iterator of `change` and `reset` events. It
    * reconnects on its own with Last-Event-ID after a dropped connection, a
-   * server restart or a 503, with backoff, so no change is lost or repeated
+   * server restart, a 503 or a 429, with backoff, so no change is lost or repeated
    * while the audit stream still holds it; a `reset` says it no longer did.
-   * It ends when `signal` aborts or the loop breaks; a 400 or 401 throws.
+   * It ends when `signal` aborts or the loop breaks; any other 4xx throws.
    */
   watch(o: WatchOptions = {}): AsyncGenerator<WatchEvent> {
     return watch(
@@ -220,8 +227,9 @@ export class QueenClient {
         url: (path) => this.#url(path),
         headers: () => this.#headers(),
         fetch: this.#fetch,
+        // One attempt: watch waits out a failure as it does the stream's.
         tail: async (signal) => {
-          const page = await this.audit({ limit: 1, signal });
+          const page = await this.#call<AuditList>({ method: "GET", path: "/v1/audit", query: { limit: 1 }, idempotent: true, signal, once: true });
           return page.entries.at(-1)?.id;
         },
       },
@@ -253,7 +261,8 @@ export class QueenClient {
       headers["Content-Type"] = "application/json";
       body = JSON.stringify(r.body);
     }
-    const attempts = r.idempotent ? this.#retry.attempts : 1;
+    checkHeaders(headers);
+    const attempts = r.once ? 1 : this.#retry.attempts;
     for (let attempt = 1; ; attempt++) {
       let err: QueenApiError;
       const ctl = new AbortController();
@@ -267,6 +276,8 @@ export class QueenClient {
         err = await errorFrom(res, r.method, shown, attempt);
       } catch (e) {
         if (r.signal?.aborted) throw r.signal.reason;
+        // Thrown before sending, its text may quote a header: not kept, not retried.
+        if (unbuilt(e)) throw e instanceof UnbuiltRequest ? e : new UnbuiltRequest(e);
         err = new QueenApiError({
           method: r.method,
           path: shown,
@@ -279,7 +290,9 @@ export class QueenClient {
         clearTimeout(timer);
         r.signal?.removeEventListener("abort", stop);
       }
-      const retryable = err.status === 503 || err.status === 0;
+      // A 429 (the wrong-token throttle) is refused before the request is
+      // read, so even a free or keep without a version may be sent again.
+      const retryable = err.status === 429 || (r.idempotent && (err.status === 503 || err.status === 0));
       if (!retryable || attempt >= attempts) throw err;
       const delayMs = retryDelay(attempt, err.retryAfterMs, this.#retry);
       this.#onRetry?.({ method: r.method, path: shown, attempt, status: err.status, delayMs });
@@ -291,7 +304,8 @@ export class QueenClient {
 /** `/v1/repos/{owner}/{repo}`; the server judges the names, this only needs two of them. */
 export function repoPath(repo: string): string {
   const parts = repo.split("/");
-  if (parts.length !== 2 || !parts[0] || !parts[1]) {
+  // "." and ".." would be read as path steps; the server refuses them as names too.
+  if (parts.length !== 2 || !parts[0] || !parts[1] || parts.some((p) => p === "." || p === "..")) {
     throw new TypeError(`repo: ${JSON.stringify(repo)} is not owner/name`);
   }
   return `/v1/repos/${encodeURIComponent(parts[0])}/${encodeURIComponent(parts[1])}`;

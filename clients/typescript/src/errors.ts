@@ -79,19 +79,59 @@ export async function errorFrom(res: Response, method: string, path: string, att
   });
 }
 
-/** Retry-After in milliseconds: whole seconds or an HTTP date; undefined when absent or unreadable. */
+const httpDate = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/**
+ * Retry-After in milliseconds: whole seconds or an IMF-fixdate (RFC 9110's
+ * HTTP-date); undefined when absent or anything else, which Date.parse would
+ * have read loosely ("1.5" as a date long gone, so no wait at all).
+ */
 export function retryAfterMs(value: string | null, now: number = Date.now()): number | undefined {
   if (value === null) return undefined;
   const v = value.trim();
   if (/^\d+$/.test(v)) return Number(v) * 1000;
+  if (!httpDate.test(v)) return undefined;
   const at = Date.parse(v);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);
 }
 
+/**
+ * A request fetch would refuse to build: a header value it does not take.
+ * Its own error quotes the value (for Authorization, the token), so this
+ * one names only the error's kind; it is never retried, as it cannot mend.
+ */
+export class UnbuiltRequest extends TypeError {
+  constructor(e: unknown) {
+    super(`the request could not be built: ${e instanceof Error ? e.name : typeof e}`);
+  }
+}
+
+/** Builds the headers as fetch will before anything is sent; throws UnbuiltRequest when they cannot be. */
+export function checkHeaders(h: Record<string, string>): void {
+  try {
+    new Headers(h);
+  } catch (e) {
+    throw new UnbuiltRequest(e);
+  }
+}
+
+/**
+ * Whether e was thrown before anything was sent: an UnbuiltRequest, or a
+ * TypeError with neither the cause (Node) nor the code (Bun) a failed
+ * connection carries. Its text may quote a header value, so it is neither
+ * shown nor kept as a cause, and it is not retried.
+ */
+export function unbuilt(e: unknown): boolean {
+  if (e instanceof UnbuiltRequest) return true;
+  return e instanceof TypeError && e.cause === undefined && typeof (e as { code?: unknown }).code !== "string";
+}
+
 /** A request that got no answer, in one line: fetch hides the reason (ECONNREFUSED, ...) in its cause. */
 export function describeFailure(e: unknown): string {
-  if (!(e instanceof Error)) return String(e);
+  if (e instanceof UnbuiltRequest) return e.message;
+  if (unbuilt(e)) return `the request could not be built: ${(e as Error).name}`;
+  if (!(e instanceof Error)) return "the request failed";
   const cause = e.cause instanceof Error ? e.cause : undefined;
   const code = (cause as { code?: unknown } | undefined)?.code;
   return cause ? `${e.message}: ${typeof code === "string" ? code : cause.message}` : e.message;

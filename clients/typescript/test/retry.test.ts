@@ -29,5 +29,9 @@ describe("retryAfterMs", () => {
     assert.equal(retryAfterMs("Wed, 02 Dec 2026 19:00:00 GMT", now), 0, "a date gone by is no wait");
     assert.equal(retryAfterMs(null, now), undefined);
     assert.equal(retryAfterMs("soon", now), undefined);
+    // What Date.parse would read loosely: "1.5" as a date long gone, so no wait at all.
+    for (const v of ["1.5", "-1", "5s", "0x10", "2026-12-02T20:00:07Z", "Wed, 2 Dec 2026 20:00:07 GMT", "Wed Dec 02 2026 20:00:07"]) {
+      assert.equal(retryAfterMs(v, now), undefined, v);
+    }
   });
 });
