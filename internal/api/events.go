@@ -111,14 +111,18 @@ type watcher struct {
 }
 
 // hub reads the audit stream once for the process while anyone watches,
-// and hands each batch to every watcher without waiting for any.
+// and hands each batch to every watcher without waiting for any. At most
+// one reader runs: it ends itself once it finds nobody watching, after the
+// read it is in. A cancel does not interrupt go-redis's XREAD BLOCK, so
+// readers cancelled as the last watcher left and started as the next came
+// each held a blocked connection for up to watchBlock: a watcher
+// reconnecting in a loop held 9 of the pool's 20 connections at once.
 type hub struct {
-	s      *server
-	buffer int
-	mu     sync.Mutex
-	subs   map[*watcher]struct{}
-	gen    int
-	cancel context.CancelFunc // of the running reader; nil when none runs
+	s       *server
+	buffer  int
+	mu      sync.Mutex
+	subs    map[*watcher]struct{}
+	running bool // a reader runs
 }
 
 func (h *hub) subscribe() *watcher {
@@ -126,11 +130,9 @@ func (h *hub) subscribe() *watcher {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.subs[w] = struct{}{}
-	if h.cancel == nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		h.gen++
-		h.cancel = cancel
-		go h.run(ctx, h.gen)
+	if !h.running {
+		h.running = true
+		go h.run()
 	}
 	return w
 }
@@ -139,25 +141,23 @@ func (h *hub) unsubscribe(w *watcher) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.subs, w)
-	h.stopIfIdle()
 }
 
-// stopIfIdle stops the reader once nobody watches; h.mu is held.
-func (h *hub) stopIfIdle() {
-	if len(h.subs) == 0 && h.cancel != nil {
-		h.cancel()
-		h.cancel = nil
-	}
-}
-
-// broadcast hands b to every watcher of run gen; a watcher whose buffer
-// is full is dropped (its channel closed) rather than waited for.
-func (h *hub) broadcast(gen int, b *batch) {
+// idle reports whether nobody watches, and if so marks the reader ended.
+func (h *hub) idle() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if gen != h.gen {
-		return // a stopped reader's last read
+	if len(h.subs) == 0 {
+		h.running = false
 	}
+	return !h.running
+}
+
+// broadcast hands b to every watcher; a watcher whose buffer is full is
+// dropped (its channel closed) rather than waited for.
+func (h *hub) broadcast(b *batch) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	for w := range h.subs {
 		select {
 		case w.ch <- b:
@@ -167,24 +167,44 @@ func (h *hub) broadcast(gen int, b *batch) {
 			close(w.ch)
 		}
 	}
-	h.stopIfIdle()
 }
 
-// run reads the stream from its newest entry on until ctx ends. A failed
-// read sends nothing and is retried: an outage is never an event.
-func (h *hub) run(ctx context.Context, gen int) {
+// run reads the stream from its newest entry on while anyone watches and
+// the server runs. A failed read sends nothing and is retried: an outage
+// is never an event.
+func (h *hub) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.s.done: // nil, never, without a Config.Done
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	defer func() {
+		if ctx.Err() != nil { // the server stopped: a later watcher starts a reader
+			h.mu.Lock()
+			h.running = false
+			h.mu.Unlock()
+		}
+	}()
 	var from ledger.AuditID
 	started, failures := false, 0
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !h.idle() {
 		var b *batch
 		var err error
 		if !started {
-			_, from, _, err = h.s.ledger.AuditEnds(ctx)
-			started = err == nil
+			if _, from, _, err = h.s.ledger.AuditEnds(ctx); err == nil {
+				// Watchers that read their place before this reader's
+				// start catch up now, not at the next change.
+				started, b = true, &batch{from: from, last: from}
+			}
 		} else {
-			var es []ledger.Entry
-			if es, err = h.s.ledger.WaitAudit(ctx, from, watchBatch, watchBlock); err == nil && len(es) > 0 {
-				b, err = h.s.render(ctx, from, es, "")
+			var rd ledger.AuditRead
+			if rd, err = h.s.ledger.WaitAudit(ctx, from, watchBatch, watchBlock); err == nil && rd.Messages > 0 {
+				h.s.logUnreadable(rd)
+				b, err = h.s.render(ctx, from, rd, "")
 			}
 		}
 		if err != nil {
@@ -205,9 +225,17 @@ func (h *hub) run(ctx context.Context, gen int) {
 			failures = 0
 		}
 		if b != nil {
-			h.broadcast(gen, b)
+			h.broadcast(b)
 			from = b.last
 		}
+	}
+}
+
+// logUnreadable logs each message of rd that is no audit entry: the stream
+// goes on past it, and an operator should know why it is missing.
+func (s *server) logUnreadable(rd ledger.AuditRead) {
+	for _, err := range rd.Unreadable {
+		s.log.Error("watch stream: an audit stream message is no entry; left out", "err", err.Error())
 	}
 }
 
@@ -215,19 +243,24 @@ func (h *hub) run(ctx context.Context, gen int) {
 // its 500, the reason being in the log.
 const claimUnreadable = "internal error: the claim view could not be read"
 
-// render reads the claim view of each entry of repo ("" for all) once per
-// row and renders its change event; b covers every entry after from. An
-// outage is an error (the stream waits); a row that cannot be decoded is
-// sent with claim_error, since retrying would hold every watcher on it
-// forever.
-func (s *server) render(ctx context.Context, from ledger.AuditID, es []ledger.Entry, repo string) (*batch, error) {
+// render reads the claim view of each entry of rd of repo ("" for all)
+// once per row and renders its change event; b covers every message after
+// from up to rd.Last. An outage is an error (the stream waits); a row that
+// cannot be decoded is sent with claim_error, since retrying would hold
+// every watcher on it forever.
+func (s *server) render(ctx context.Context, from ledger.AuditID, rd ledger.AuditRead, repo string) (*batch, error) {
 	b := &batch{from: from, last: from}
+	defer func() {
+		if b.last.Before(rd.Last) {
+			b.last = rd.Last // messages that are no entry, past the last entry
+		}
+	}()
 	type read struct {
 		claim *apiwire.Detail
 		err   string
 	}
 	claims := map[string]read{}
-	for _, e := range es {
+	for _, e := range rd.Entries {
 		id, err := ledger.ParseAuditID(e.ID)
 		if err != nil {
 			return nil, fmt.Errorf("audit entry: %w", err)
@@ -343,6 +376,15 @@ func (s *server) events(ctx context.Context, w *responseWriter, r *request) erro
 	// The stream outlives the server's read and write timeouts; each write
 	// has its own deadline instead.
 	_ = st.rc.SetReadDeadline(time.Time{})
+	ended := make(chan struct{})
+	defer close(ended)
+	go func() {
+		select {
+		case <-s.done: // nil, never, without a Config.Done
+			st.shut()
+		case <-ended:
+		}
+	}()
 	st.write([]byte("retry: 1000\n\n"))
 	if reset != nil {
 		var buf bytes.Buffer
@@ -378,13 +420,36 @@ type stream struct {
 	last   ledger.AuditID // every entry up to it was sent or is not watched
 	writes int
 	err    error // the first failed write: the client is gone
+
+	mu      sync.Mutex // orders a write's deadline and shut's
+	closing bool       // the server shuts down
+}
+
+// errShutDown ends a stream when the server shuts down.
+var errShutDown = errors.New("the server is shutting down")
+
+// shut ends the stream's writes at once, the one in progress included: a
+// write to a client that reads nothing would otherwise hold a graceful
+// shutdown for its whole deadline, longer than the shutdown may take.
+func (st *stream) shut() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.closing = true
+	_ = st.rc.SetWriteDeadline(time.Now())
 }
 
 func (st *stream) write(p []byte) {
 	if st.err != nil {
 		return
 	}
+	st.mu.Lock()
+	if st.closing {
+		st.mu.Unlock()
+		st.err = errShutDown
+		return
+	}
 	_ = st.rc.SetWriteDeadline(time.Now().Add(watchWriteTimeout))
+	st.mu.Unlock()
 	_, st.err = st.w.Write(p)
 	st.writes++
 }
@@ -429,11 +494,17 @@ func (st *stream) catchUp(ctx context.Context) error {
 
 func (st *stream) readBacklog(ctx context.Context) error {
 	for st.err == nil {
+		select {
+		case <-st.s.done:
+			return nil
+		default:
+		}
 		rctx, cancel := context.WithTimeout(ctx, redisavail.Budget)
-		es, err := st.s.ledger.AuditAfter(rctx, st.last, watchBatch)
+		rd, err := st.s.ledger.AuditAfter(rctx, st.last, watchBatch)
 		var b *batch
-		if err == nil && len(es) > 0 {
-			b, err = st.s.render(rctx, st.last, es, st.repo)
+		if err == nil && rd.Messages > 0 {
+			st.s.logUnreadable(rd)
+			b, err = st.s.render(rctx, st.last, rd, st.repo)
 		}
 		cancel()
 		if err != nil {
@@ -442,7 +513,7 @@ func (st *stream) readBacklog(ctx context.Context) error {
 		if b != nil {
 			st.send(b)
 		}
-		if len(es) < watchBatch {
+		if rd.Messages < watchBatch {
 			break
 		}
 	}

@@ -197,13 +197,13 @@ func watchRound(b *testing.B, steady int) roundResult {
 	}
 	b.StopTimer()
 	// The frees' ids, in order.
-	es, err := l.AuditAfter(ctx, ledger.AuditID{}, 10_000)
+	rd, err := l.AuditAfter(ctx, ledger.AuditID{}, 10_000)
 	if err != nil {
 		b.Fatal(err)
 	}
 	issueOf := map[string]int64{}
 	var frees []string
-	for _, e := range es {
+	for _, e := range rd.Entries {
 		if e.Decision == "free" {
 			issueOf[e.ID] = e.Issue
 			frees = append(frees, e.ID)

@@ -35,13 +35,14 @@ func TestStreamReadsTheGapBeforeABatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	es, err := l.AuditAfter(ctx, ledger.AuditID{}, 10)
+	rd, err := l.AuditAfter(ctx, ledger.AuditID{}, 10)
+	es := rd.Entries
 	if err != nil || len(es) != 5 {
 		t.Fatalf("%d entries, %v", len(es), err)
 	}
 	id := func(i int) ledger.AuditID { a, _ := ledger.ParseAuditID(es[i].ID); return a }
 	// The watcher sent up to entry 1; the batch holds entries 4 and 5.
-	b, err := s.render(ctx, id(2), es[3:], "")
+	b, err := s.render(ctx, id(2), ledger.AuditRead{Entries: es[3:], Messages: 2, Last: id(4)}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

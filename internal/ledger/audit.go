@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -57,10 +56,9 @@ func (l *Ledger) AuditSince(ctx context.Context, f AuditFilter) (AuditRange, err
 		}
 		for _, m := range msgs {
 			scanned++
-			s, _ := m.Values["entry"].(string)
-			var e Entry
-			if err := json.Unmarshal([]byte(s), &e); err != nil {
-				return AuditRange{}, fmt.Errorf("ledger: audit: entry %s: %v", m.ID, err)
+			e, err := decodeEntry(m)
+			if err != nil {
+				return AuditRange{}, err
 			}
 			if (f.Repo != "" && !strings.EqualFold(e.Repo, f.Repo)) || (f.Issue != 0 && e.Issue != f.Issue) {
 				continue
@@ -69,7 +67,6 @@ func (l *Ledger) AuditSince(ctx context.Context, f AuditFilter) (AuditRange, err
 				out.More = true
 				break
 			}
-			e.ID = m.ID
 			out.Entries = append(out.Entries, e)
 		}
 		if out.More || len(msgs) < auditPage {

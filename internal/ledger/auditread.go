@@ -44,20 +44,30 @@ func (a AuditID) Before(b AuditID) bool {
 	return a.Ms < b.Ms || (a.Ms == b.Ms && a.Seq < b.Seq)
 }
 
-// AuditAfter reads up to count entries appended after id, oldest first,
-// each with its ID.
-func (l *Ledger) AuditAfter(ctx context.Context, after AuditID, count int64) ([]Entry, error) {
-	msgs, err := l.rdb.XRangeN(ctx, l.auditKey(), "("+after.String(), "+", count).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("ledger: audit after %s: %w", after, err)
-	}
-	return decodeEntries(msgs)
+// AuditRead is one read of the audit stream after an id. A message that
+// is no audit entry (a hand edit) is left out and named, and Last moves
+// past it: a reader that stopped at it would stop there for ever.
+type AuditRead struct {
+	Entries    []Entry
+	Unreadable []error // one per message left out, naming its id
+	Messages   int     // read, entries or not
+	Last       AuditID // the last message read; the id asked after when none
 }
 
-// WaitAudit waits up to block (> 0) for entries appended after id and
+// AuditAfter reads up to count messages appended after id, oldest first,
+// each entry with its ID.
+func (l *Ledger) AuditAfter(ctx context.Context, after AuditID, count int64) (AuditRead, error) {
+	msgs, err := l.rdb.XRangeN(ctx, l.auditKey(), "("+after.String(), "+", count).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return AuditRead{Last: after}, fmt.Errorf("ledger: audit after %s: %w", after, err)
+	}
+	return readOf(after, msgs)
+}
+
+// WaitAudit waits up to block (> 0) for messages appended after id and
 // reads up to count of them, oldest first; none when block passed first.
 // It holds one connection of the client while it waits.
-func (l *Ledger) WaitAudit(ctx context.Context, after AuditID, count int64, block time.Duration) ([]Entry, error) {
+func (l *Ledger) WaitAudit(ctx context.Context, after AuditID, count int64, block time.Duration) (AuditRead, error) {
 	if block <= 0 {
 		block = time.Millisecond // 0 would block for ever
 	}
@@ -65,20 +75,34 @@ func (l *Ledger) WaitAudit(ctx context.Context, after AuditID, count int64, bloc
 		Streams: []string{l.auditKey(), after.String()}, Count: count, Block: block,
 	}).Result()
 	if errors.Is(err, redis.Nil) {
-		return nil, nil
+		return AuditRead{Last: after}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ledger: wait for audit after %s: %w", after, err)
+		return AuditRead{Last: after}, fmt.Errorf("ledger: wait for audit after %s: %w", after, err)
 	}
-	var out []Entry
+	var msgs []redis.XMessage
 	for _, s := range streams {
-		es, err := decodeEntries(s.Messages)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, es...)
+		msgs = append(msgs, s.Messages...)
 	}
-	return out, nil
+	return readOf(after, msgs)
+}
+
+func readOf(after AuditID, msgs []redis.XMessage) (AuditRead, error) {
+	r := AuditRead{Last: after, Messages: len(msgs)}
+	for _, m := range msgs {
+		id, err := ParseAuditID(m.ID)
+		if err != nil {
+			return AuditRead{Last: after}, fmt.Errorf("ledger: audit: %w", err)
+		}
+		r.Last = id
+		e, err := decodeEntry(m)
+		if err != nil {
+			r.Unreadable = append(r.Unreadable, err)
+			continue
+		}
+		r.Entries = append(r.Entries, e)
+	}
+	return r, nil
 }
 
 // AuditEnds returns the oldest and the newest id the audit stream holds;
@@ -105,18 +129,14 @@ func (l *Ledger) AuditEnds(ctx context.Context) (oldest, newest AuditID, ok bool
 	return oldest, newest, true, nil
 }
 
-// decodeEntries is the audit stream's messages as entries, each with its
-// stream ID; an entry that does not decode is an error naming its ID.
-func decodeEntries(msgs []redis.XMessage) ([]Entry, error) {
-	out := make([]Entry, 0, len(msgs))
-	for _, m := range msgs {
-		s, _ := m.Values["entry"].(string)
-		var e Entry
-		if err := json.Unmarshal([]byte(s), &e); err != nil {
-			return nil, fmt.Errorf("ledger: audit: entry %s: %v", m.ID, err)
-		}
-		e.ID = m.ID
-		out = append(out, e)
+// decodeEntry is an audit stream message as its entry, with its stream ID;
+// one that does not decode is an error naming its ID.
+func decodeEntry(m redis.XMessage) (Entry, error) {
+	s, _ := m.Values["entry"].(string)
+	var e Entry
+	if err := json.Unmarshal([]byte(s), &e); err != nil {
+		return Entry{}, fmt.Errorf("ledger: audit: entry %s: %v", m.ID, err)
 	}
-	return out, nil
+	e.ID = m.ID
+	return e, nil
 }

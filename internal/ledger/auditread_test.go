@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -41,9 +42,10 @@ func TestAuditReadsAfterAnID(t *testing.T) {
 			for i := int64(1); i <= 5; i++ {
 				f.upsert(t, "hive/t27", i, `{"started": true}`)
 			}
-			all, err := f.l.AuditAfter(f.ctx, AuditID{}, 100)
-			if err != nil || len(all) != 5 {
-				t.Fatalf("after 0-0: %d entries, %v", len(all), err)
+			read, err := f.l.AuditAfter(f.ctx, AuditID{}, 100)
+			all := read.Entries
+			if err != nil || len(all) != 5 || read.Messages != 5 || read.Last.String() != all[4].ID {
+				t.Fatalf("after 0-0: %+v, %v", read, err)
 			}
 			ids := make([]AuditID, len(all))
 			for i, e := range all {
@@ -55,22 +57,44 @@ func TestAuditReadsAfterAnID(t *testing.T) {
 			if !ok || err != nil || oldest != ids[0] || newest != ids[4] {
 				t.Fatalf("ends %v %v %t %v, want %v %v", oldest, newest, ok, err, ids[0], ids[4])
 			}
-			some, err := f.l.AuditAfter(f.ctx, ids[1], 2)
-			if err != nil || len(some) != 2 || some[0].ID != all[2].ID || some[1].ID != all[3].ID {
-				t.Fatalf("2 after the 2nd: %+v %v", some, err)
+			read, err = f.l.AuditAfter(f.ctx, ids[1], 2)
+			if some := read.Entries; err != nil || len(some) != 2 || some[0].ID != all[2].ID || some[1].ID != all[3].ID || read.Last != ids[3] {
+				t.Fatalf("2 after the 2nd: %+v %v", read, err)
 			}
-			got, err := f.l.WaitAudit(f.ctx, ids[4], 10, 50*time.Millisecond)
-			if err != nil || len(got) != 0 {
-				t.Fatalf("wait past the newest: %+v %v, want none", got, err)
+			read, err = f.l.WaitAudit(f.ctx, ids[4], 10, 50*time.Millisecond)
+			if err != nil || read.Messages != 0 || read.Last != ids[4] {
+				t.Fatalf("wait past the newest: %+v %v, want none", read, err)
 			}
 			go func() {
 				time.Sleep(100 * time.Millisecond)
 				_, _ = f.l.Upsert(f.ctx, "hive/t27", 6, patch(t, `{"started": true}`), audit.API("test"))
 			}()
-			got, err = f.l.WaitAudit(f.ctx, ids[4], 10, 5*time.Second)
-			if err != nil || len(got) != 1 || got[0].Issue != 6 || got[0].ID == "" {
-				t.Fatalf("wait for the next: %+v %v", got, err)
+			read, err = f.l.WaitAudit(f.ctx, ids[4], 10, 5*time.Second)
+			if got := read.Entries; err != nil || len(got) != 1 || got[0].Issue != 6 || got[0].ID == "" {
+				t.Fatalf("wait for the next: %+v %v", read, err)
 			}
 		})
+	}
+}
+
+// A message of the audit stream that is no entry (a hand edit) is left out
+// and named, and the read moves past it, so a reader after it goes on.
+func TestAuditReadsPastAMessageThatIsNoEntry(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.upsert(t, "hive/t27", 1, `{"started": true}`)
+	bad, err := f.l.rdb.XAdd(f.ctx, &redis.XAddArgs{Stream: f.l.auditKey(), Values: map[string]any{"entry": "{not json"}}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.upsert(t, "hive/t27", 2, `{"started": true}`)
+	for name, read := range map[string]func() (AuditRead, error){
+		"after": func() (AuditRead, error) { return f.l.AuditAfter(f.ctx, AuditID{}, 10) },
+		"wait":  func() (AuditRead, error) { return f.l.WaitAudit(f.ctx, AuditID{}, 10, time.Second) },
+	} {
+		r, err := read()
+		if err != nil || r.Messages != 3 || len(r.Entries) != 2 || r.Entries[1].Issue != 2 ||
+			len(r.Unreadable) != 1 || !strings.Contains(r.Unreadable[0].Error(), bad) || r.Last.String() != r.Entries[1].ID {
+			t.Errorf("%s: %+v %v, want entries 1 and 2, the message %s named, and Last at entry 2", name, r, err, bad)
+		}
 	}
 }

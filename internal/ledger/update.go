@@ -502,5 +502,13 @@ func (l *Ledger) Audit(ctx context.Context, n int64) ([]Entry, error) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("ledger: audit: %w", err)
 	}
-	return decodeEntries(msgs)
+	out := make([]Entry, 0, len(msgs))
+	for _, m := range msgs {
+		e, err := decodeEntry(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }

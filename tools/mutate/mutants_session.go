@@ -46,6 +46,10 @@ var sessionMutants = []Mutant{
 		Old: "\t\t\tdefault:\n\t\t\t\ts.log.Error(", New: "\t\t\tdefault:\n\t\t\t\treturn nil, err\n\t\t\t\ts.log.Error(", Desc: "a row that does not decode is retried as an outage: every watcher stalls on it"},
 	{ID: "EV14", File: events, Tests: "^TestEventsResetWhenTheStreamWasTrimmed$",
 		Old: "\t\tif held {\n\t\t\tbuf.WriteString(\"id: \"", New: "\t\tif false {\n\t\t\tbuf.WriteString(\"id: \"", Desc: "a reset carries no id: a reconnect before the next change is reset again"},
+	{ID: "EV15", File: events, Tests: "^TestEventsWatchersInTurnShareOneReader$",
+		Old: "\tdelete(h.subs, w)\n}\n", New: "\tdelete(h.subs, w)\n\tif len(h.subs) == 0 {\n\t\th.running = false\n\t}\n}\n", Desc: "the reader is let go as the last watcher leaves: each next watcher starts one more, each holding a blocked connection"},
+	{ID: "EV16", File: events, Tests: "^TestEventsShutdownEndsAStreamStuckWriting$",
+		Old: "\tst.closing = true\n\t_ = st.rc.SetWriteDeadline(time.Now())\n", New: "", Desc: "a shutdown waits out a stream's write stuck on a client that reads nothing"},
 
 	// The audit reads.
 	{ID: "AR01", File: auditread, Tests: "^TestParseAuditIDBounds$",
@@ -54,6 +58,8 @@ var sessionMutants = []Mutant{
 		Old: "len(s) > 20 ||", New: "len(s) > 19 ||", Desc: "an audit id part of 20 digits (past 2^63) is refused"},
 	{ID: "AR02", File: auditread, Tests: "^TestAuditReadsAfterAnID$",
 		Old: "\"(\"+after.String()", New: "after.String()", Desc: "AuditAfter includes the entry at the id itself"},
+	{ID: "AR04", File: auditread, Tests: "^TestAuditReadsPastAMessageThatIsNoEntry$|^TestEventsGoOnPastAnAuditMessageThatIsNoEntry$",
+		Old: "\t\t\tr.Unreadable = append(r.Unreadable, err)\n\t\t\tcontinue\n", New: "\t\t\treturn AuditRead{Last: after}, err\n", Desc: "a message that is no audit entry fails every read at it: the watch stream stops there"},
 
 	// The watch client.
 	{ID: "WC01", File: watchgo, Tests: "^TestWatchResumesAcrossARestartWithNothingLostOrTwice$",
