@@ -7,6 +7,7 @@
 //	{queen:installs}:suspended  SET   ids of suspended installations
 //	{queen:installs}:synced     STRING  Unix time of the last complete sync from GitHub
 //	{queen:installs}:moved      HASH  lowercased old "owner/name" -> the current "Owner/Name"
+//	{queen:installs}:arrived    SET   lowercased "owner/name" a sync must still match with an old name (Sync)
 //
 // Every write publishes to Changed, so a Cache (the webhook's copy in
 // memory) reloads.
@@ -34,6 +35,7 @@ const (
 	KeySuspended = "{queen:installs}:suspended"
 	KeySynced    = "{queen:installs}:synced"
 	KeyMoved     = "{queen:installs}:moved"
+	KeyArrived   = "{queen:installs}:arrived"
 	// Changed is the pub/sub channel every write publishes to.
 	Changed = "{queen:installs}:changed"
 )
@@ -359,6 +361,48 @@ func (r *Registry) SetMoved(ctx context.Context, old, to string) error {
 	return nil
 }
 
+// arrived are the repositories, by ghrepo.Key, that a sync must treat as
+// new to their installation though it is written: installed by the
+// repository event without their old name, or by a sync that could not
+// finish asking where its lost names went (see Sync).
+func (r *Registry) arrived(ctx context.Context) ([]string, error) {
+	keys, err := r.rdb.SMembers(ctx, KeyArrived).Result()
+	if err != nil {
+		return nil, fmt.Errorf("installs: arrived repositories: %w", err)
+	}
+	return keys, nil
+}
+
+// markArrived marks repos arrived.
+func (r *Registry) markArrived(ctx context.Context, repos ...string) error {
+	if len(repos) == 0 {
+		return nil
+	}
+	if err := r.rdb.SAdd(ctx, KeyArrived, keyArgs(repos)...).Err(); err != nil {
+		return fmt.Errorf("installs: mark arrived repositories: %w", err)
+	}
+	return nil
+}
+
+// unmarkArrived unmarks repos, once a sync asked for their old names.
+func (r *Registry) unmarkArrived(ctx context.Context, repos ...string) error {
+	if len(repos) == 0 {
+		return nil
+	}
+	if err := r.rdb.SRem(ctx, KeyArrived, keyArgs(repos)...).Err(); err != nil {
+		return fmt.Errorf("installs: unmark arrived repositories: %w", err)
+	}
+	return nil
+}
+
+func keyArgs(repos []string) []any {
+	keys := make([]any, len(repos))
+	for i, name := range repos {
+		keys[i] = ghrepo.Key(name)
+	}
+	return keys
+}
+
 // OldNames are the names repo had before a rename or transfer, as the sync
 // saw them redirected.
 func (r *Registry) OldNames(ctx context.Context, repo string) ([]string, error) {
@@ -381,11 +425,17 @@ func (r *Registry) OldNames(ctx context.Context, repo string) ([]string, error) 
 // (key ARGV[4]). When the old name ARGV[3] (key ARGV[2]) is installed, it
 // stays, as Sync keeps it (its rows are read through GitHub's redirect),
 // and it and every older name that led to it map to the new; a name taken
-// back is its repository's again, so the new name maps nowhere. It returns
-// 1 when the old name was installed.
+// back is its repository's again, so the new name maps nowhere. A new name
+// whose old name is not installed is marked arrived (KEYS[3]): it is
+// installed now, so the next Sync would not see it as new to its
+// installation, yet that Sync must still find its old name. It returns 1
+// when the old name was installed.
 var movedScript = redis.NewScript(`
 local known = redis.call('HEXISTS', KEYS[1], ARGV[2])
 redis.call('HSET', KEYS[1], ARGV[4], ARGV[1] .. ' ' .. ARGV[5])
+if known == 0 and ARGV[2] ~= ARGV[4] then
+  redis.call('SADD', KEYS[3], ARGV[4])
+end
 if known == 0 or ARGV[2] == ARGV[4] then
   redis.call('PUBLISH', '` + Changed + `', '')
   return known
@@ -420,7 +470,7 @@ func (r *Registry) Moved(ctx context.Context, id int64, old, to string) (known b
 			return false, fmt.Errorf("installs: installation %d: repository %q is not owner/name", id, name)
 		}
 	}
-	n, err := movedScript.Run(ctx, r.rdb, []string{KeyRepos, KeyMoved},
+	n, err := movedScript.Run(ctx, r.rdb, []string{KeyRepos, KeyMoved, KeyArrived},
 		id, ghrepo.Key(old), old, ghrepo.Key(to), to).Int()
 	if err != nil {
 		return false, fmt.Errorf("installs: record %s moved to %s: %w", old, to, err)
