@@ -95,8 +95,21 @@ func TestOpenAPICheckFailsOnWhatIsNotDescribed(t *testing.T) {
 			answer{200, sse, "retry: 1000\n\n" + change("2-0", "1-0", sampleView)}, "entry's id"},
 		{"an event not described", "GET", "/v1/events", nil, "",
 			answer{200, sse, "retry: 1000\n\nid: 1-0\nevent: delete\ndata: {}\n\n"}, `event "delete"`},
+		{"a change whose first data line is no JSON", "GET", "/v1/events", nil, "",
+			answer{200, sse, "retry: 1000\n\n" + strings.Replace(change("1-0", "1-0", sampleView), "data: ", "data: {broken\ndata: ", 1)}, "change data"},
 		{"a change without an id", "GET", "/v1/events", nil, "",
 			answer{200, sse, "retry: 1000\n\nevent: change\ndata: {}\n\n"}, `event "change"`},
+		{"a query parameter not listed, taken", "GET", "/v1/claims?bogus=1", nil, "",
+			answer{200, nil, `{"claims":[],"next_cursor":""}`}, "bogus"},
+		{"a query parameter given twice, taken", "GET", "/v1/claims?limit=5&limit=6", nil, "",
+			answer{200, nil, `{"claims":[],"next_cursor":""}`}, "given 2 times"},
+		{"a query parameter not listed, refused", "GET", "/v1/claims?bogus=1", nil, "",
+			answer{400, nil, `{"error":"bogus: unknown query parameter","field":"bogus"}`}, ""},
+		{"a 405 without Allow", "PATCH", "/v1/claims", nil, "", answer{405, nil, `{"error":"method not allowed"}`}, "Allow"},
+		{"a routing 401 without WWW-Authenticate", "GET", "/v1/nothing", []string{"Authorization", ""}, "",
+			answer{401, nil, `{"error":"no token"}`}, "WWW-Authenticate"},
+		{"a routing 429 without Retry-After", "GET", "/v1/nothing", nil, "", answer{429, nil, `{"error":"wait"}`}, "Retry-After"},
+		{"a routing error without a body", "GET", "/v1/nothing", nil, "", answer{404, nil, ""}, "routing error body"},
 		{"a route not described", "GET", "/v1/nothing", nil, "", answer{200, nil, `{}`}, "no operation"},
 		{"a route not described, refused", "GET", "/v1/nothing", nil, "", answer{404, nil, `{"error":"no such route"}`}, ""},
 	} {
@@ -107,7 +120,7 @@ func TestOpenAPICheckFailsOnWhatIsNotDescribed(t *testing.T) {
 				for i := 0; i+1 < len(tc.answer.header); i += 2 {
 					w.Header().Set(tc.answer.header[i], tc.answer.header[i+1])
 				}
-				if tc.answer.code == 401 && tc.name != "a 401 without WWW-Authenticate" {
+				if tc.answer.code == 401 && !strings.Contains(tc.name, "without WWW-Authenticate") {
 					w.Header().Set("WWW-Authenticate", `Bearer realm="queen-app"`)
 				}
 				w.WriteHeader(tc.answer.code)

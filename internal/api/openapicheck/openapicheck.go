@@ -14,6 +14,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -172,13 +173,16 @@ func Check(x Exchange) error {
 		if !slices.Contains(RoutingErrors, code) {
 			return fmt.Errorf("no operation in docs/openapi.yaml (%v), and answered %d, not one of %v", err, code, RoutingErrors)
 		}
-		return checkError(d, header, x.Body)
+		return checkError(d, code, header, x.Body, head)
 	}
 	in := &openapi3filter.RequestValidationInput{
 		Request: req, PathParams: params, Route: route,
 		Options: &openapi3filter.Options{AuthenticationFunc: bearer},
 	}
 	reqErr := openapi3filter.ValidateRequest(ctx, in)
+	if reqErr == nil {
+		reqErr = queryListed(route, req.URL.Query())
+	}
 	if x.Cut {
 		reqErr = errors.New("body longer than the server's cap")
 	}
@@ -214,13 +218,48 @@ func bearer(_ context.Context, in *openapi3filter.AuthenticationInput) error {
 	return nil
 }
 
-// checkError holds an answer outside every operation to the Error object.
-func checkError(d *description, header http.Header, body []byte) error {
+// queryListed refuses what kin-openapi lets by: a query parameter the
+// operation does not list, or one given twice; the description says the
+// server answers either with a 400 naming it.
+func queryListed(route *routers.Route, q url.Values) error {
+	listed := map[string]bool{}
+	for _, ps := range []openapi3.Parameters{route.PathItem.Parameters, route.Operation.Parameters} {
+		for _, p := range ps {
+			if p.Value != nil && p.Value.In == openapi3.ParameterInQuery {
+				listed[p.Value.Name] = true
+			}
+		}
+	}
+	for name, vs := range q {
+		if !listed[name] {
+			return fmt.Errorf("query parameter %q is not listed by the operation", name)
+		}
+		if len(vs) > 1 {
+			return fmt.Errorf("query parameter %q given %d times", name, len(vs))
+		}
+	}
+	return nil
+}
+
+// errorHeaders are the headers the description promises on each refusal
+// that can come before or outside an operation.
+var errorHeaders = map[int]string{
+	http.StatusUnauthorized:     "WWW-Authenticate",
+	http.StatusMethodNotAllowed: "Allow",
+	http.StatusTooManyRequests:  "Retry-After",
+}
+
+// checkError holds an answer outside every operation to the Error object
+// and the header its status promises.
+func checkError(d *description, code int, header http.Header, body []byte, head bool) error {
 	if mt, _, _ := mime.ParseMediaType(header.Get("Content-Type")); mt != "application/json" {
 		return fmt.Errorf("routing error with Content-Type %q, want application/json", header.Get("Content-Type"))
 	}
-	if len(body) == 0 {
-		return nil // HEAD
+	if h := errorHeaders[code]; h != "" && header.Get(h) == "" {
+		return fmt.Errorf("routing error %d without its %s header", code, h)
+	}
+	if len(body) == 0 && head {
+		return nil
 	}
 	var v any
 	if err := json.Unmarshal(body, &v); err != nil {
@@ -257,7 +296,7 @@ func checkEvents(d *description, stream []byte, cut bool) error {
 	}
 	for i, f := range frames[1:] {
 		var id, event, data string
-		hasID := false
+		hasID, hasData := false, false
 		for _, line := range strings.Split(f, "\n") {
 			name, value, _ := strings.Cut(line, ": ")
 			switch name {
@@ -266,8 +305,11 @@ func checkEvents(d *description, stream []byte, cut bool) error {
 				id, hasID = value, true
 			case "event":
 				event = value
-			case "data":
-				data = value
+			case "data": // a client joins data lines with "\n"
+				if hasData {
+					data += "\n"
+				}
+				data, hasData = data+value, true
 			default:
 				return fmt.Errorf("frame %d: line %q is no field of the described format", i+1, line)
 			}
