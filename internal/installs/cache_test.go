@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/redistest"
 )
 
@@ -12,6 +13,16 @@ func (c *Cache) loaded() bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.valid
+}
+
+// inMemory is the installation the cache holds for repo, without Redis.
+func (c *Cache) inMemory(repo string) int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if e, ok := c.repos[ghrepo.Key(repo)]; ok && c.valid {
+		return e.id
+	}
+	return 0
 }
 
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -39,10 +50,9 @@ func TestCacheFollowsTheRegistry(t *testing.T) {
 
 	eventually(t, "the first load", c.loaded)
 	must(t, other.Set(ctx, Installation{ID: 7, Repos: []string{repo}}))
-	eventually(t, "the installation to reach the cache", func() bool {
-		id, susp, ok, err := c.Lookup(ctx, "codertocat/hello-world")
-		return err == nil && ok && !susp && id == 7
-	})
+	// In memory, not only answered: Lookup asks Redis for what memory lacks,
+	// and the reload after the publish runs on its own (this flaked 1 in 4).
+	eventually(t, "the installation to reach the cache", func() bool { return c.inMemory(repo) == 7 })
 
 	srv.Pause()
 	short, stop := context.WithTimeout(ctx, 2*time.Second)
