@@ -255,11 +255,11 @@ func (s *server) render(ctx context.Context, from ledger.AuditID, rd ledger.Audi
 			b.last = rd.Last // messages that are no entry, past the last entry
 		}
 	}()
-	type read struct {
+	type view struct {
 		claim *apiwire.Detail
 		err   string
 	}
-	claims := map[string]read{}
+	claims := map[string]view{}
 	for _, e := range rd.Entries {
 		id, err := ledger.ParseAuditID(e.ID)
 		if err != nil {
@@ -270,24 +270,24 @@ func (s *server) render(ctx context.Context, from ledger.AuditID, rd ledger.Audi
 			continue
 		}
 		row := strings.ToLower(e.Repo) + "#" + strconv.FormatInt(e.Issue, 10)
-		rd, seen := claims[row]
+		v, seen := claims[row]
 		if !seen {
 			claim, err := s.detail(ctx, e.Repo, e.Issue, defaultHistory)
 			switch {
 			case err == nil, errors.Is(err, ledger.ErrNotFound):
-				rd.claim = claim
+				v.claim = claim
 			case redisavail.Unavailable(err) || ctx.Err() != nil:
 				return nil, err
 			default:
 				s.log.Error("watch stream: a row's claim view cannot be read; sent with claim_error",
 					"repo", e.Repo, "issue", e.Issue, "err", err.Error())
-				rd.err = claimUnreadable
+				v.err = claimUnreadable
 			}
-			claims[row] = rd
+			claims[row] = v
 		}
 		var buf bytes.Buffer
 		buf.WriteString("id: " + e.ID + "\nevent: " + apiwire.EventChange + "\ndata: ")
-		if err := encodeLine(&buf, apiwire.Change{Entry: e, Claim: rd.claim, ClaimError: rd.err}); err != nil {
+		if err := encodeLine(&buf, apiwire.Change{Entry: e, Claim: v.claim, ClaimError: v.err}); err != nil {
 			return nil, err
 		}
 		buf.WriteString("\n")
