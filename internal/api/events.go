@@ -250,11 +250,6 @@ const claimUnreadable = "internal error: the claim view could not be read"
 // every watcher on it forever.
 func (s *server) render(ctx context.Context, from ledger.AuditID, rd ledger.AuditRead, repo string) (*batch, error) {
 	b := &batch{from: from, last: from}
-	defer func() {
-		if b.last.Before(rd.Last) {
-			b.last = rd.Last // messages that are no entry, past the last entry
-		}
-	}()
 	type view struct {
 		claim *apiwire.Detail
 		err   string
@@ -292,6 +287,9 @@ func (s *server) render(ctx context.Context, from ledger.AuditID, rd ledger.Audi
 		}
 		buf.WriteString("\n")
 		b.changes = append(b.changes, change{id: id, repo: e.Repo, frame: buf.Bytes()})
+	}
+	if b.last.Before(rd.Last) {
+		b.last = rd.Last // messages that are no entry, past the last entry
 	}
 	return b, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 
 	"github.com/queen-app/queen-app/internal/ghrepo"
 	"github.com/queen-app/queen-app/internal/githubapp"
@@ -83,7 +82,7 @@ func Sync(ctx context.Context, src Source, reg *Registry) error {
 				listed = append(listed, r.FullName)
 			}
 		}
-		inst.Repos = slices.Clip(listed)
+		inst.Repos = listed
 		if fresh := newTo(listed, byID[in.ID], isArrived); len(fresh) > 0 {
 			arrivals = append(arrivals, arrival{at: len(insts), listed: listed, fresh: fresh})
 		}
