@@ -5,6 +5,8 @@
 package audit
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"strings"
 	"time"
@@ -90,4 +92,81 @@ func (s Source) String() string {
 		b.WriteString(": " + s.Reason)
 	}
 	return b.String()
+}
+
+// UnmarshalJSON reads an entry in the shape this package writes and in the
+// shape ledgers written before the source was an object still hold (a
+// string source, the reason and a delivery beside it): the audit stream
+// cannot be rewritten in place, so both shapes stay readable.
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	type plain Entry
+	var v struct {
+		plain
+		Source json.RawMessage `json:"source"`
+		Reason string          `json:"reason"` // the string shape's
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = Entry(v.plain)
+	e.Source = Source{}
+	raw := bytes.TrimSpace(v.Source)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		e.Source = legacySource(e.Action, "", v.Reason, e.Inputs)
+		return nil
+	}
+	if raw[0] != '"' {
+		return json.Unmarshal(raw, &e.Source)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return err
+	}
+	e.Source = legacySource(e.Action, s, v.Reason, e.Inputs)
+	return nil
+}
+
+// Actions: what was asked of the ledger.
+const (
+	ActionUpsert   = "upsert"
+	ActionPRs      = "prs"
+	ActionEvaluate = "evaluate"
+	ActionFree     = "free" // a person's free
+	ActionKeep     = "keep"
+	ActionDelete   = "delete"
+	ActionExport   = "export"
+	ActionMigrate  = "migrate" // moved to its repository's canonical key
+)
+
+// legacyAPI was the string shape's name of an unnamed API writer.
+const legacyAPI = "api"
+
+// legacySource is the Source of an entry of the string shape: the writer
+// named the API caller (X-Queen-Source, "api" when unnamed), a person's
+// override, the webhook's delivery of a PR read, or the sweep; the reason
+// and a PR read's delivery stood beside it.
+func legacySource(action, s, reason string, inputs json.RawMessage) Source {
+	writer := s
+	if writer == legacyAPI {
+		writer = ""
+	}
+	switch {
+	case s == KindMigration || action == ActionMigrate:
+		return Source{Kind: KindMigration, Reason: reason}
+	case s == KindSweep:
+		return Source{Kind: KindSweep, Reason: reason}
+	case action == ActionExport:
+		return Source{Kind: KindExport, Slot: s}
+	case action == ActionPRs:
+		var in struct {
+			Delivery string `json:"delivery"`
+		}
+		_ = json.Unmarshal(inputs, &in)
+		return Source{Kind: KindWebhook, Delivery: cmp.Or(in.Delivery, s)}
+	case action == ActionFree || action == ActionKeep:
+		return Source{Kind: KindManual, Writer: writer, Reason: reason}
+	case action == ActionUpsert || action == ActionDelete:
+		return Source{Kind: KindAPI, Writer: writer, Reason: reason}
+	}
+	return Source{Kind: s, Reason: reason}
 }

@@ -40,6 +40,9 @@ type AuditRange struct {
 // stream's ids are the milliseconds Redis appended them at, so Since is a
 // range start, not a scan.
 func (l *Ledger) AuditSince(ctx context.Context, f AuditFilter) (AuditRange, error) {
+	if err := l.usable(); err != nil {
+		return AuditRange{}, err
+	}
 	if f.Limit <= 0 {
 		f.Limit = DefaultAuditLimit
 	}

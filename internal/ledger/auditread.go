@@ -57,6 +57,9 @@ type AuditRead struct {
 // AuditAfter reads up to count messages appended after id, oldest first,
 // each entry with its ID.
 func (l *Ledger) AuditAfter(ctx context.Context, after AuditID, count int64) (AuditRead, error) {
+	if err := l.usable(); err != nil {
+		return AuditRead{Last: after}, err
+	}
 	msgs, err := l.rdb.XRangeN(ctx, l.auditKey(), "("+after.String(), "+", count).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return AuditRead{Last: after}, fmt.Errorf("ledger: audit after %s: %w", after, err)
@@ -68,6 +71,9 @@ func (l *Ledger) AuditAfter(ctx context.Context, after AuditID, count int64) (Au
 // reads up to count of them, oldest first; none when block passed first.
 // It holds one connection of the client while it waits.
 func (l *Ledger) WaitAudit(ctx context.Context, after AuditID, count int64, block time.Duration) (AuditRead, error) {
+	if err := l.usable(); err != nil {
+		return AuditRead{Last: after}, err
+	}
 	if block <= 0 {
 		block = time.Millisecond // 0 would block for ever
 	}
@@ -108,6 +114,9 @@ func readOf(after AuditID, msgs []redis.XMessage) (AuditRead, error) {
 // AuditEnds returns the oldest and the newest id the audit stream holds;
 // ok is false when it holds none.
 func (l *Ledger) AuditEnds(ctx context.Context) (oldest, newest AuditID, ok bool, err error) {
+	if err := l.usable(); err != nil {
+		return AuditID{}, AuditID{}, false, err
+	}
 	var first, last *redis.XMessageSliceCmd
 	_, err = l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		first = p.XRangeN(ctx, l.auditKey(), "-", "+", 1)
