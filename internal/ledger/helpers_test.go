@@ -95,9 +95,9 @@ func all(l *Ledger, ctx context.Context, repo string, ix Index) ([]*Record, erro
 
 // cas runs the write script directly, as a retried or refused call would.
 func (f *fixture) cas(rdb redis.Scripter, keys keys, audit string, expect, next int64, row string, issue int64, id string) ([]any, error) {
-	ks := []string{keys.row, keys.history, keys.rows, keys.accepted, keys.sendbacks, keys.holding, keys.review, keys.seq}
+	ks := []string{keys.row, keys.history, keys.rows, keys.accepted, keys.sendbacks, keys.holding, keys.review, keys.seq, keys.marker}
 	if audit != "" {
 		ks = append(ks, audit)
 	}
-	return casScript.Run(f.ctx, rdb, ks, expect, next, row, issue, "0", "0", `{"version":1}`, 50, 1000, id, "", "0", 60, "").Slice()
+	return casScript.Run(f.ctx, rdb, ks, expect, next, row, issue, "0", "0", `{"version":1}`, 50, 1000, id, "", "0", 60, "", "").Slice()
 }

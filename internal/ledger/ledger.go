@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -70,6 +71,12 @@ type Ledger struct {
 	opts  Options
 	split bool // Redis Cluster: the global audit stream is written after the row's script
 
+	gate    atomic.Pointer[gate]   // nil: not guarded (always open)
+	ident   atomic.Pointer[string] // the identity this process serves, once opened
+	opening sync.Mutex             // one Open at a time
+	settled chan struct{}          // closed once the gate leaves StateStarting
+	settle  sync.Once
+
 	conflicts atomic.Int64 // compare-and-set misses, for tests and metrics
 }
 
@@ -91,7 +98,7 @@ func New(rdb redis.UniversalClient, opts Options) *Ledger {
 		opts.Now = time.Now
 	}
 	_, cluster := rdb.(*redis.ClusterClient)
-	return &Ledger{rdb: rdb, opts: opts, split: cluster}
+	return &Ledger{rdb: rdb, opts: opts, split: cluster, settled: make(chan struct{})}
 }
 
 // Conflicts counts writes that found the row changed and were decided again.
@@ -117,7 +124,7 @@ const DeletedRetention = 30 * 24 * time.Hour
 const DefaultPage = 100
 
 type keys struct {
-	row, history, rows, accepted, sendbacks, holding, review, seq string
+	row, history, rows, accepted, sendbacks, holding, review, seq, marker string
 }
 
 // repoKey names a key of repo's slot; the repository's canonical key makes
@@ -137,6 +144,7 @@ func (l *Ledger) keysOf(repo string, issue int64) keys {
 		holding:   l.repoKey(repo, "holding"),
 		review:    l.repoKey(repo, "review"),
 		seq:       l.repoKey(repo, "seq"),
+		marker:    l.markerKey(repo),
 	}
 }
 
@@ -216,6 +224,9 @@ func decodeRow(vals []any) (*Record, int64, error) {
 
 // Get returns the stored row.
 func (l *Ledger) Get(ctx context.Context, repo string, issue int64) (*Record, error) {
+	if err := l.usable(); err != nil {
+		return nil, err
+	}
 	if err := checkKey(repo, issue); err != nil {
 		return nil, err
 	}
@@ -232,6 +243,9 @@ func (l *Ledger) Get(ctx context.Context, repo string, issue int64) (*Record, er
 // GetMany reads the rows of issues of repo in one round trip, in the order
 // given, leaving out rows that do not exist.
 func (l *Ledger) GetMany(ctx context.Context, repo string, issues []int64) ([]*Record, error) {
+	if err := l.usable(); err != nil {
+		return nil, err
+	}
 	if !ghrepo.Valid(repo) {
 		return nil, fmt.Errorf("ledger: repo %q is not owner/name", repo)
 	}
@@ -285,6 +299,9 @@ const (
 // Page returns up to n rows of repo's index whose issue is above after, by
 // issue; next is the issue to continue after, 0 once the index ran out.
 func (l *Ledger) Page(ctx context.Context, repo string, ix Index, after int64, n int) (rows []*Record, next int64, err error) {
+	if err := l.usable(); err != nil {
+		return nil, 0, err
+	}
 	if ix != IndexAccepted && ix != IndexSendBacks {
 		return nil, 0, fmt.Errorf("ledger: no index %q", ix)
 	}
@@ -339,6 +356,9 @@ func (l *Ledger) Each(ctx context.Context, repo string, ix Index, n int, fn func
 // memory holds one page of rows and of issue numbers whatever the size of
 // the ledger.
 func (l *Ledger) Holding(ctx context.Context, repo string, now time.Time, fn func([]*Record) error) error {
+	if err := l.usable(); err != nil {
+		return err
+	}
 	if !ghrepo.Valid(repo) {
 		return fmt.Errorf("ledger: holding: repo %q is not owner/name", repo)
 	}
@@ -411,6 +431,9 @@ return out
 // ReviewQueueLen counts repo's rows in the review queue (the review-first
 // card's queue_len), without reading them.
 func (l *Ledger) ReviewQueueLen(ctx context.Context, repo string) (int64, error) {
+	if err := l.usable(); err != nil {
+		return 0, err
+	}
 	if !ghrepo.Valid(repo) {
 		return 0, fmt.Errorf("ledger: review queue: repo %q is not owner/name", repo)
 	}
@@ -423,6 +446,9 @@ func (l *Ledger) ReviewQueueLen(ctx context.Context, repo string) (int64, error)
 
 // Repos returns the canonical key of every repository that has had a row.
 func (l *Ledger) Repos(ctx context.Context) ([]string, error) {
+	if err := l.usable(); err != nil {
+		return nil, err
+	}
 	repos, err := l.rdb.ZRange(ctx, l.reposKey(), 0, -1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("ledger: repos: %w", err)
@@ -449,6 +475,9 @@ func parseIssues(members []string) ([]int64, error) {
 // the rows ran out (a full last page may be followed by an empty one). A
 // cursor is opaque ("owner/name#N" of the last row returned).
 func (l *Ledger) List(ctx context.Context, repo, cursor string, limit int) (rows []*Record, next string, err error) {
+	if err := l.usable(); err != nil {
+		return nil, "", err
+	}
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}

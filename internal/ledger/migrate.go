@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,75 +12,49 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/audit"
+	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/ghrepo"
-	"github.com/queen-app/queen-app/internal/retry"
 )
 
-// SchemaVersion is the key layout this code writes: 2 keys repositories by
-// their canonical (lower-case) name and keeps the holding and review indexes.
-const SchemaVersion = 2
+// SchemaVersion is the stored shape this code writes and reads:
+//
+//	1  (0.1.0) keys by the repository's spelling, no schema key
+//	2  keys by the canonical (lower-case) name; holding and review indexes
+//	3  the ledger's identity (P:ledger) and each repository's marker of it
+//	   (P:{R}:ledger); audit entries of every earlier shape stay readable
+//
+// A process refuses a ledger whose schema is newer (SchemaError).
+const SchemaVersion = 3
 
-// MigrationReport says what Migrate did.
+// MigrationReport says what Open (or Migrate) did.
 type MigrationReport struct {
-	From, To int      // schema versions
-	Moved    int      // rows moved to their repository's canonical key
-	Merged   []string // "owner/name#N": two spellings held a row each; the later dispatch was kept
-	Indexed  int      // rows whose indexes were rebuilt
+	From, To int  // schema versions
+	Adopted  bool // a ledger written before identities was given one
+	Moved    int  // rows moved to their repository's canonical key
+	// Merged names each issue two spellings held a row of, and what was kept.
+	Merged  []string
+	Indexed int // rows whose indexes were rebuilt
+	Marked  int // repositories given the ledger's marker
 }
 
-// Migrate brings a ledger written by an older queen-app to SchemaVersion:
-// rows stored under a repository spelling that is not its canonical key move
-// to it (when two spellings hold a row of one issue, the later dispatch is
-// kept and the other's history follows it), and every row's indexes are
-// rebuilt. It is idempotent and safe while other writers run (every row
-// write is the usual compare-and-set), so every start runs it; a ledger
-// already at SchemaVersion costs one GET.
+// Migrate brings the ledger's keys to SchemaVersion: rows stored under a
+// spelling that is not their repository's canonical key move to it (see
+// moveRow for two spellings of one issue), indexes are rebuilt for a
+// ledger older than 2, and repositories get the marker of the identity
+// this process opened. It is idempotent and safe while other writers run
+// (every row write is the usual compare-and-set). Open runs it; it needs
+// no open gate.
 func (l *Ledger) Migrate(ctx context.Context) (MigrationReport, error) {
 	rep := MigrationReport{To: SchemaVersion}
-	v, err := l.rdb.Get(ctx, l.schemaKey()).Int()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return rep, fmt.Errorf("ledger: migrate: %w", err)
-	}
-	rep.From = v
-	if v >= SchemaVersion {
-		return rep, nil
-	}
-	repos, err := l.Repos(ctx)
+	_, schema, err := l.readHead(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("ledger: migrate: %w", err)
 	}
-	for _, r := range repos {
-		if r == ghrepo.Key(r) || !ghrepo.Valid(r) {
-			continue
-		}
-		if err := l.moveRepo(ctx, r, &rep); err != nil {
-			return rep, fmt.Errorf("ledger: migrate %s: %w", r, err)
-		}
+	rep.From = schema
+	if schema > SchemaVersion {
+		return rep, &SchemaError{Found: schema, Known: SchemaVersion}
 	}
-	if repos, err = l.Repos(ctx); err != nil {
-		return rep, fmt.Errorf("ledger: migrate: %w", err)
-	}
-	for _, r := range repos {
-		if err := l.reindex(ctx, r, &rep); err != nil {
-			return rep, fmt.Errorf("ledger: migrate %s: %w", r, err)
-		}
-	}
-	if err := l.rdb.Set(ctx, l.schemaKey(), SchemaVersion, 0).Err(); err != nil {
-		return rep, fmt.Errorf("ledger: migrate: %w", err)
-	}
-	return rep, nil
-}
-
-// MigrateUntilDone runs Migrate before anything reads the ledger, waiting
-// for Redis as long as it must; both binaries call it at start.
-func (l *Ledger) MigrateUntilDone(ctx context.Context, log *slog.Logger) error {
-	return retry.Until(ctx, log, "ledger migration", func(ctx context.Context) error {
-		rep, err := l.Migrate(ctx)
-		if err == nil && rep.From < rep.To {
-			log.Info("ledger migrated", "from", rep.From, "to", rep.To, "moved", rep.Moved, "merged", rep.Merged, "indexed", rep.Indexed)
-		}
-		return err
-	})
+	return rep, l.migrate(ctx, schema, &rep)
 }
 
 // oldKey is a key of the layout before canonical keys: the spelling verbatim.
@@ -198,9 +171,12 @@ var raiseSeq = redis.NewScript(`
 if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
 return 0`)
 
-// moveRow writes the old spelling's row under the canonical key (unless a
-// later dispatch is there already), carries its history over, then deletes
-// the old keys.
+// moveRow moves the row of issue stored under spelling to the canonical
+// key. When the canonical key holds a row of the issue too, the later
+// dispatch wins; for one dispatch the canonical row wins, and the decision
+// on the row (a free, a would_free, a keep) is the newer of the two, a
+// person's over a rule's, so a migration never undoes what someone
+// decided. Both histories are kept; the report names the merge.
 func (l *Ledger) moveRow(ctx context.Context, spelling string, issue int64, rep *MigrationReport) error {
 	oldRow, oldHist := l.oldKey(spelling, "row:"+strconv.FormatInt(issue, 10)), l.oldKey(spelling, "history:"+strconv.FormatInt(issue, 10))
 	vals, err := l.rdb.HMGet(ctx, oldRow, "v", "row").Result()
@@ -215,43 +191,118 @@ func (l *Ledger) moveRow(ctx context.Context, spelling string, issue int64, rep 
 	if err != nil {
 		return err
 	}
-	took := false
-	o := updateOpts{create: true, expect: -1, display: true, floor: oldV + 1}
+	name := ghrepo.Key(spelling) + "#" + strconv.FormatInt(issue, 10)
+	var merged string
+	var exists bool
+	o := updateOpts{create: true, expect: -1, display: true, floor: oldV + 1, exists: &exists, open: true}
 	_, err = l.update(ctx, "migrate", spelling, issue, o, func(rec *Record, now time.Time) (Change, error) {
-		took = false
-		if rec.DispatchedAt != nil && (old.DispatchedAt == nil || rec.DispatchedAt.After(*old.DispatchedAt)) {
-			return Change{None: true}, nil // the canonical row is a later dispatch
+		merged = ""
+		moved := Change{Action: ActionMigrate, Source: audit.Source{Kind: audit.KindMigration,
+			Reason: fmt.Sprintf("moved from the key of %q to its canonical key %q", spelling, ghrepo.Key(spelling))}}
+		if !exists {
+			*rec = *old
+			return moved, nil
 		}
-		*rec = *old
-		took = true
-		return Change{Action: ActionMigrate, Source: audit.Source{Kind: audit.KindMigration,
-			Reason: fmt.Sprintf("moved from the key of %q to its canonical key %q", spelling, ghrepo.Key(spelling))}}, nil
+		switch {
+		case later(rec.DispatchedAt, old.DispatchedAt):
+			merged = fmt.Sprintf("%s: %q and %q held it; kept the canonical row, a later dispatch", name, rec.Repo, spelling)
+			return Change{None: true}, nil
+		case later(old.DispatchedAt, rec.DispatchedAt):
+			merged = fmt.Sprintf("%s: %q and %q held it; kept the row of %q, a later dispatch", name, rec.Repo, spelling, spelling)
+			*rec = *old
+			moved.Source.Reason += " over an earlier dispatch"
+			return moved, nil
+		}
+		merged = fmt.Sprintf("%s: %q and %q held one dispatch; kept the canonical row", name, rec.Repo, spelling)
+		if newerDecision(old, rec) {
+			rec.Freed, rec.WouldFree, rec.Pin = old.Freed, old.WouldFree, old.Pin
+			merged += fmt.Sprintf(" with the decision of %q (%s)", spelling, decisionWords(old))
+		} else if d := decisionWords(rec); d != "none" {
+			merged += " and its decision (" + d + ")"
+		}
+		if rec.Export == nil {
+			rec.Export = old.Export
+		}
+		if old.PRs != nil && (rec.PRs == nil || later(old.PRs.ReadAt, rec.PRs.ReadAt)) {
+			rec.PRs = old.PRs
+		}
+		moved.Source.Reason = fmt.Sprintf("merged the row of %q into its canonical key %q", spelling, ghrepo.Key(spelling))
+		return moved, nil
 	})
 	if err != nil {
 		return err
 	}
 	k := l.keysOf(spelling, issue)
-	if took {
+	if merged == "" {
 		rep.Moved++
-		if len(hist) > 0 {
-			items := make([]any, len(hist))
-			for i, h := range hist {
-				items[i] = h
-			}
-			if err := l.rdb.RPush(ctx, k.history, items...).Err(); err != nil {
-				return err
-			}
-			if err := l.rdb.LTrim(ctx, k.history, 0, l.opts.HistoryLen-1).Err(); err != nil {
-				return err
-			}
-		}
 	} else {
-		rep.Merged = append(rep.Merged, ghrepo.Key(spelling)+"#"+strconv.FormatInt(issue, 10))
+		rep.Merged = append(rep.Merged, merged)
+	}
+	if len(hist) > 0 {
+		items := make([]any, len(hist))
+		for i, h := range hist {
+			items[i] = h
+		}
+		if err := l.rdb.RPush(ctx, k.history, items...).Err(); err != nil {
+			return err
+		}
+		if err := l.rdb.LTrim(ctx, k.history, 0, l.opts.HistoryLen-1).Err(); err != nil {
+			return err
+		}
 	}
 	if err := raiseSeq.Run(ctx, l.rdb, []string{k.seq}, oldV).Err(); err != nil {
 		return err
 	}
 	return l.rdb.Del(ctx, oldRow, oldHist).Err()
+}
+
+// later reports whether a is after b, a time being after none.
+func later(a, b *time.Time) bool {
+	return a != nil && (b == nil || a.After(*b))
+}
+
+// decisionOf is the newest decision on r: whether a person made it (a
+// keep, a manual free) and when; ok is false when r carries none.
+func decisionOf(r *Record) (person bool, at time.Time, ok bool) {
+	if r.Pin != nil {
+		return true, r.Pin.At, true
+	}
+	if r.Freed != nil {
+		return r.Freed.Rule == dispatch.RuleManual, r.Freed.At, true
+	}
+	if r.WouldFree != nil {
+		return false, r.WouldFree.At, true
+	}
+	return false, time.Time{}, false
+}
+
+// newerDecision reports whether a's decision stands over b's: a person's
+// over a rule's, else the newer; b keeps a tie.
+func newerDecision(a, b *Record) bool {
+	ap, at, aok := decisionOf(a)
+	bp, bt, bok := decisionOf(b)
+	switch {
+	case !aok:
+		return false
+	case !bok:
+		return true
+	case ap != bp:
+		return ap
+	}
+	return at.After(bt)
+}
+
+// decisionWords names r's decision for the migration's report.
+func decisionWords(r *Record) string {
+	switch {
+	case r.Pin != nil:
+		return "kept at " + r.Pin.At.UTC().Format(time.RFC3339)
+	case r.Freed != nil:
+		return "freed by " + r.Freed.Rule + " at " + r.Freed.At.UTC().Format(time.RFC3339)
+	case r.WouldFree != nil:
+		return "would_free by " + r.WouldFree.Rule
+	}
+	return "none"
 }
 
 // reindex rewrites the index memberships of every row of repo.

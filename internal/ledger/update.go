@@ -22,16 +22,16 @@ import (
 	"github.com/queen-app/queen-app/internal/rules"
 )
 
-// Audit actions: what was asked of the ledger.
+// Audit actions: what was asked of the ledger (audit holds the words).
 const (
-	ActionUpsert   = "upsert"
-	ActionPRs      = "prs"
-	ActionEvaluate = "evaluate"
-	ActionFree     = "free" // a person's free
-	ActionKeep     = "keep"
-	ActionDelete   = "delete"
-	ActionExport   = "export"
-	ActionMigrate  = "migrate" // moved to its repository's canonical key
+	ActionUpsert   = audit.ActionUpsert
+	ActionPRs      = audit.ActionPRs
+	ActionEvaluate = audit.ActionEvaluate
+	ActionFree     = audit.ActionFree
+	ActionKeep     = audit.ActionKeep
+	ActionDelete   = audit.ActionDelete
+	ActionExport   = audit.ActionExport
+	ActionMigrate  = audit.ActionMigrate
 )
 
 // Decisions and outcomes reported in Result.Outcome and Entry.Decision.
@@ -85,13 +85,21 @@ func (r Result) Wrote() bool { return r.Entry != nil }
 // and (outside a Cluster) the audit. A retried call whose first attempt
 // landed is recognised by its write id.
 //
-// KEYS: row, history, rows, accepted, sendbacks, holding, review, seq [, audit]
+// KEYS: row, history, rows, accepted, sendbacks, holding, review, seq,
+// marker [, audit]
 // ARGV: 1 expect, 2 next, 3 row JSON ("" deletes), 4 issue, 5 accepted 0/1,
 // 6 sendback 0/1, 7 entry, 8 history length, 9 audit maxlen, 10 write id,
 // 11 holding score ("" not holding), 12 review 0/1, 13 retention seconds,
-// 14 the PR read's time in Unix ms ("" for other writes)
+// 14 the PR read's time in Unix ms ("" for other writes), 15 the ledger's
+// identity ("" for an unguarded ledger). Answers {code, version, id}: code
+// 1 written, 0 version moved, 2 stale read, 3 another ledger's repository
+// (id is its identity).
 var casScript = redis.NewScript(`
 local cur = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+if ARGV[15] ~= '' then
+  local m = redis.call('GET', KEYS[9])
+  if m and m ~= ARGV[15] then return {3, cur, m} end
+end
 local expect = tonumber(ARGV[1])
 local nxt = tonumber(ARGV[2])
 if cur ~= expect then
@@ -111,6 +119,7 @@ local seq = tonumber(redis.call('GET', KEYS[8]) or '0')
 if redis.call('HEXISTS', KEYS[1], 'row') == 0 and ARGV[3] ~= '' and nxt <= seq then
   return {0, cur, ''}
 end
+if ARGV[15] ~= '' then redis.call('SET', KEYS[9], ARGV[15], 'NX') end
 local issue = ARGV[4]
 if ARGV[3] == '' then
   if nxt > seq then redis.call('SET', KEYS[8], nxt) end
@@ -131,8 +140,8 @@ redis.call('LPUSH', KEYS[2], ARGV[7])
 redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[8]) - 1)
 if ARGV[3] == '' then redis.call('EXPIRE', KEYS[2], ARGV[13]) else redis.call('PERSIST', KEYS[2]) end
 local id = ''
-if KEYS[9] then
-  id = redis.call('XADD', KEYS[9], 'MAXLEN', '~', ARGV[9], '*', 'entry', ARGV[7])
+if KEYS[10] then
+  id = redis.call('XADD', KEYS[10], 'MAXLEN', '~', ARGV[9], '*', 'entry', ARGV[7])
 end
 return {1, nxt, id}
 `)
@@ -145,6 +154,11 @@ type updateOpts struct {
 	// read was seen, and an unchanged state still marks the read as seen.
 	readAt *time.Time
 	floor  int64 // the written version is at least floor (a migrated row's)
+	// exists, when set, is told before each call of the transition whether
+	// the row existed (a migration merges into an existing row).
+	exists *bool
+	// open lets the write through a closed gate: only Open's migration.
+	open bool
 	// seen is the row as the caller read it, the first attempt's basis in
 	// place of a read of its own; a row that moved since fails the
 	// compare-and-set and is read again (not counted as a conflict).
@@ -176,6 +190,9 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 	if err := checkKey(repo, issue); err != nil {
 		return Result{}, err
 	}
+	if err := l.usable(); err != nil && !o.open {
+		return Result{}, opErr(op, repo, issue, err)
+	}
 	k := l.keysOf(repo, issue)
 	for attempt := 0; attempt < l.opts.MaxRetries; attempt++ {
 		if attempt > 0 {
@@ -195,6 +212,9 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 			return Result{}, opErr(op, repo, issue, err)
 		}
 		exists := st.rec != nil
+		if o.exists != nil {
+			*o.exists = exists
+		}
 		if !exists && !o.create {
 			return Result{}, opErr(op, repo, issue, ErrNotFound)
 		}
@@ -278,7 +298,7 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 				return Result{}, opErr(op, repo, issue, err)
 			}
 		}
-		keys := []string{k.row, k.history, k.rows, k.accepted, k.sendbacks, k.holding, k.review, k.seq}
+		keys := []string{k.row, k.history, k.rows, k.accepted, k.sendbacks, k.holding, k.review, k.seq, k.marker}
 		if !l.split {
 			keys = append(keys, l.auditKey())
 		}
@@ -291,12 +311,17 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 		res, err := casScript.Run(ctx, l.rdb, keys,
 			prev, rec.Version, string(rowJSON), issue, flag(ix.accepted), flag(ix.sendBack),
 			entryJSON, l.opts.HistoryLen, l.opts.AuditMaxLen, wid,
-			ix.holding, flag(ix.review), int64(DeletedRetention/time.Second), readAt).Slice()
+			ix.holding, flag(ix.review), int64(DeletedRetention/time.Second), readAt, l.known()).Slice()
 		if err != nil {
 			return Result{}, opErr(op, repo, issue, err)
 		}
 		switch code, _ := res[0].(int64); code {
 		case 1:
+		case 3:
+			found, _ := res[2].(string)
+			e := errReplaced(l.known(), found)
+			l.setGate(e)
+			return Result{}, opErr(op, repo, issue, e)
 		case 2:
 			stored, err := asStored()
 			if err != nil {
@@ -472,6 +497,9 @@ func backoff(ctx context.Context, attempt int) error {
 // History returns the row's most recent audit entries, newest first (at
 // most Options.HistoryLen are kept). A deleted row keeps its history.
 func (l *Ledger) History(ctx context.Context, repo string, issue int64, n int64) ([]Entry, error) {
+	if err := l.usable(); err != nil {
+		return nil, err
+	}
 	if err := checkKey(repo, issue); err != nil {
 		return nil, err
 	}
@@ -495,6 +523,9 @@ func (l *Ledger) History(ctx context.Context, repo string, issue int64, n int64)
 
 // Audit returns the newest n entries of the audit stream, newest first.
 func (l *Ledger) Audit(ctx context.Context, n int64) ([]Entry, error) {
+	if err := l.usable(); err != nil {
+		return nil, err
+	}
 	if n <= 0 {
 		n = 100
 	}
