@@ -76,6 +76,7 @@ func (w *responseWriter) fail(code int, msg, field string) {
 func (w *responseWriter) failErr(err error) {
 	var ae *apiError
 	var fe *dispatch.FieldError
+	var ue *ledger.UnavailableError
 	switch {
 	case errors.As(err, &ae):
 		w.fail(ae.code, ae.msg, ae.field)
@@ -86,6 +87,11 @@ func (w *responseWriter) failErr(err error) {
 	case errors.Is(err, ledger.ErrConflict):
 		w.err = err
 		w.fail(http.StatusConflict, "the row changed concurrently; retry", "")
+	case errors.As(err, &ue):
+		// The ledger is missing, replaced or newer: the message names what
+		// happened and what to run.
+		w.Header().Set("Retry-After", "5")
+		w.fail(http.StatusServiceUnavailable, ue.Error(), "")
 	case redisavail.Unavailable(err):
 		w.err = err
 		w.fail(http.StatusServiceUnavailable, "the claims ledger is unavailable; retry", "")

@@ -114,6 +114,31 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// NewStateGauge reports which of states current names: 1 for it, 0 for
+// the others, read at scrape time.
+func NewStateGauge(name, help string, states []string, current func() string) prometheus.Collector {
+	return &stateGauge{desc: prometheus.NewDesc(name, help, []string{"state"}, nil), states: states, current: current}
+}
+
+type stateGauge struct {
+	desc    *prometheus.Desc
+	states  []string
+	current func() string
+}
+
+func (g *stateGauge) Describe(ch chan<- *prometheus.Desc) { ch <- g.desc }
+
+func (g *stateGauge) Collect(ch chan<- prometheus.Metric) {
+	now := g.current()
+	for _, s := range g.states {
+		v := 0.0
+		if s == now {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, v, s)
+	}
+}
+
 // Paths every binary serves on its QUEEN_API_LISTEN.
 const (
 	HealthzPath = "/healthz"

@@ -104,12 +104,16 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	}
 	led := ledger.New(rdb, ledger.Options{AuditMaxLen: cfg.AuditMaxLen,
 		FreeClosedPR: cfg.FreeClosedPR, ReleaseDeadClaims: cfg.ReleaseDeadClaims})
-	var migrated redisconn.Startup
+	// Every read and write of the ledger answers 503 until it is opened,
+	// and whenever it is missing, replaced or newer while running.
+	led.Guard()
+	reg.MustRegister(metrics.NewStateGauge("queen_ledger_state",
+		"1 for the ledger's state (open, or why it cannot be used), 0 for the others.", ledger.States, led.State))
 	claims, err := api.New(api.Config{
 		Ledger: led,
 		Token:  cfg.APIToken, ReviewFirst: cfg.ReviewFirst, Logger: log, Registerer: reg,
 		Enqueuer: tasks.NewEnqueuer(client, insp), ExportWorkers: export.Workers{RDB: rdb},
-		ExportRepo: cfg.ExportRepo, Started: migrated.Wait,
+		ExportRepo: cfg.ExportRepo, Started: led.WaitStarted,
 		MaxWatchers: int(cfg.APIMaxWatchers), Done: ctx.Done(), // streams end as the shutdown begins
 	})
 	if err != nil {
@@ -118,7 +122,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 
 	health := metrics.Health(reg, log, map[string]metrics.Check{
 		"redis":  func(ctx context.Context) error { return redisconn.Refusal(rdb.Ping(ctx).Err(), spec) },
-		"ledger": migrated.Check,
+		"ledger": led.Err,
 		// "refused" while GitHub refuses the App's id and key: every
 		// delivery would wait for an installation sync that cannot succeed.
 		"github_app": githubapp.CredentialsCheck(gh),
@@ -137,9 +141,10 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	}
 	run(cfg.Listen, ls.Webhook, hookTLS, hookHandler(hook))
 	run(cfg.APIListen, ls.API, apiTLS, apiHandler(health, claims))
-	// The ledger migrates once Redis answers; until then the claims API
-	// answers 503 and /readyz says why.
-	// A Redis that can never answer as configured stops both: exit 2.
+	// The ledger opens (and migrates) once Redis answers; until then the
+	// claims API answers 503 and /readyz says why. A Redis that can never
+	// answer as configured, or a ledger newer than this binary, stops
+	// both: exit 2.
 	impossible := make(chan error, 1)
 	syncing.Add(1)
 	go func() {
@@ -150,10 +155,18 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 			cancel()
 			return
 		}
-		if err == nil && led.MigrateUntilDone(ctx, log) == nil {
-			migrated.Done()
-			log.Info("ready: Redis answers and the ledger is migrated")
+		if err != nil {
+			return
 		}
+		if err := led.OpenUntilDone(ctx, log); err != nil {
+			if ctx.Err() == nil {
+				impossible <- err
+				cancel()
+			}
+			return
+		}
+		log.Info("ready: Redis answers and the ledger is open", "ledger", led.ID())
+		led.Watch(ctx, log)
 	}()
 	err = errors.Join(<-errc, <-errc)
 	select {

@@ -242,7 +242,16 @@ func randomID() string {
 func (w *Worker) observe(typ string, h func(context.Context, *asynq.Task) error) asynq.HandlerFunc {
 	return func(ctx context.Context, t *asynq.Task) error {
 		start := time.Now()
-		err := h(ctx, t)
+		// A ledger that is missing, replaced or newer decides nothing: no
+		// free, no push; the task waits for it without spending retries.
+		err := w.d.Ledger.Err(ctx)
+		if err == nil {
+			err = h(ctx, t)
+		}
+		var ue *ledger.UnavailableError
+		if errors.As(err, &ue) {
+			err = retry.Wait(ledger.CheckEvery, "ledger "+ue.State, err)
+		}
 		w.m.TaskDuration.WithLabelValues(typ).Observe(time.Since(start).Seconds())
 		w.m.TaskRuns.WithLabelValues(typ, resultOf(err)).Inc()
 		return err

@@ -180,13 +180,17 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	// Everything started here stops, and is waited for, before Redis closes.
 	var bg sync.WaitGroup
 	defer func() { stop(); bg.Wait() }()
-	var started redisconn.Startup
+	// The worker decides nothing while the ledger is not open (see
+	// worker.Worker.observe): its tasks wait.
+	led.Guard()
+	reg.MustRegister(metrics.NewStateGauge("queen_ledger_state",
+		"1 for the ledger's state (open, or why it cannot be used), 0 for the others.", ledger.States, led.State))
 	// The health server outlives the scheduler and asynq's shutdown.
 	hctx, stopHealth := context.WithCancel(context.Background())
 	defer stopHealth()
 	health := serve.NewServer(cfg.APIListen, serve.RefuseUnclean(metrics.Health(reg, log, map[string]metrics.Check{
 		"redis":  func(ctx context.Context) error { return redisconn.Refusal(rdb.Ping(ctx).Err(), spec) },
-		"ledger": started.Check,
+		"ledger": led.Err,
 		// "refused" while GitHub refuses the App's id and key: every
 		// delivery would wait for an installation sync that cannot succeed.
 		"github_app": githubapp.CredentialsCheck(app),
@@ -211,16 +215,22 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	}()
 	// The tasks wait for Redis and the ledger's migration; meanwhile
 	// /readyz says why.
-	if err := redisconn.WaitReady(ctx, rdb, spec, log); err != nil || led.MigrateUntilDone(ctx, log) != nil {
+	err = redisconn.WaitReady(ctx, rdb, spec, log)
+	if err != nil {
+		err = config.RedisError(err) // a Redis that can never answer as configured: exit 2
+	} else {
+		err = led.OpenUntilDone(ctx, log) // a newer ledger: exit 2
+	}
+	if err != nil {
 		stopped := ctx.Err() != nil
 		stopHealth()
 		herr := <-healthDone
 		if !stopped {
-			return config.RedisError(err) // a Redis that can never answer as configured: exit 2
+			return err
 		}
-		return herr // stopped before Redis answered
+		return herr // stopped before the ledger opened
 	}
-	started.Done()
+	go led.Watch(ctx, log)
 
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
 		Concurrency:     o.Concurrency,
