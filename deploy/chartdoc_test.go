@@ -21,7 +21,7 @@ const (
 const chartReadmeHead = `# queen-app chart
 
 The webhook receiver (with the claims API) and the worker of queen-app, against an external
-Redis. The repository's README ("Deploy", "Kubernetes") walks through a first installation;
+Redis. The repository's docs/install.md ("Kubernetes, with the chart") walks through a first installation;
 ` + "`helm test`" + ` runs ` + "`queenctl doctor`" + ` against the release.
 
 ## Values

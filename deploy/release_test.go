@@ -47,7 +47,7 @@ func TestOneVersionEverywhere(t *testing.T) {
 		t.Errorf("Dockerfile ARG VERSION=%s; internal/version.Version is %s", got, v)
 	}
 	// The docs' commands pull and build this release.
-	for _, f := range []string{"../README.md", "../docs/railway.md"} {
+	for _, f := range []string{"../README.md", "../docs/install.md", "../docs/operate.md", "../docs/railway.md"} {
 		for _, m := range regexp.MustCompile(`(?:queen-app:|--version )(\d+\.\d+\.\d+)`).FindAllStringSubmatch(readFile(t, f), -1) {
 			if m[1] != v {
 				t.Errorf("%s says %s; the release is %s", f, m[0], v)

@@ -11,13 +11,20 @@ import (
 	"testing"
 )
 
+// readme is the operator's documents as one text: the README, then
+// docs/install.md and docs/operate.md, where its steps moved.
 func readme(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
+	var all strings.Builder
+	for _, f := range []string{"../README.md", "../docs/install.md", "../docs/operate.md"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(b)
+		all.WriteString("\n")
 	}
-	return string(b)
+	return all.String()
 }
 
 // demoExcerpt is the README's excerpt of `queenctl demo`: the code block

@@ -1,5 +1,5 @@
 // Package config reads queen-app's settings from the environment, as
-// the README and docs/design.md describe them. Every missing or malformed
+// docs/install.md and docs/design.md describe them. Every missing or malformed
 // value is one line naming its variable, all of them at once (Errors), so a
 // newcomer fixes the whole environment in one pass.
 package config
