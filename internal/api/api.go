@@ -164,6 +164,10 @@ func New(cfg Config) (http.Handler, error) {
 type endpoint struct {
 	method, pattern, name string
 	fn                    func(ctx context.Context, w *responseWriter, r *request) error
+	// stream marks a route that answers for as long as the client stays:
+	// it has no Redis budget, and counts toward the watchers' bound
+	// instead of MaxInFlight.
+	stream bool
 }
 
 func (s *server) endpoints() []endpoint {
@@ -172,18 +176,18 @@ func (s *server) endpoints() []endpoint {
 		claim = "/v1/repos/{owner}/{repo}/claims/{issue}"
 	)
 	return []endpoint{
-		{http.MethodPut, row, "put_dispatch", s.putDispatch},
-		{http.MethodDelete, row, "delete_dispatch", s.deleteDispatch},
-		{http.MethodGet, claim, "get_claim", s.getClaim},
-		{http.MethodPost, claim + "/free", "free", s.free},
-		{http.MethodPost, claim + "/keep", "keep", s.keep},
-		{http.MethodGet, "/v1/claims", "list_claims", s.listClaims},
-		{http.MethodGet, "/v1/repos/{owner}/{repo}/held-paths", "held_paths", s.heldPaths},
-		{http.MethodPost, "/v1/repos/{owner}/{repo}/admission", "admission", s.admission},
-		{http.MethodPost, "/v1/repos/{owner}/{repo}/exports/{issue}/push", "export_push", s.exportPush},
-		{http.MethodGet, "/v1/audit", "audit", s.audit},
-		{http.MethodGet, OpenAPIPath, "openapi", s.openAPI},
-		{http.MethodGet, EventsPath, "events", s.events},
+		{method: http.MethodPut, pattern: row, name: "put_dispatch", fn: s.putDispatch},
+		{method: http.MethodDelete, pattern: row, name: "delete_dispatch", fn: s.deleteDispatch},
+		{method: http.MethodGet, pattern: claim, name: "get_claim", fn: s.getClaim},
+		{method: http.MethodPost, pattern: claim + "/free", name: "free", fn: s.free},
+		{method: http.MethodPost, pattern: claim + "/keep", name: "keep", fn: s.keep},
+		{method: http.MethodGet, pattern: "/v1/claims", name: "list_claims", fn: s.listClaims},
+		{method: http.MethodGet, pattern: "/v1/repos/{owner}/{repo}/held-paths", name: "held_paths", fn: s.heldPaths},
+		{method: http.MethodPost, pattern: "/v1/repos/{owner}/{repo}/admission", name: "admission", fn: s.admission},
+		{method: http.MethodPost, pattern: "/v1/repos/{owner}/{repo}/exports/{issue}/push", name: "export_push", fn: s.exportPush},
+		{method: http.MethodGet, pattern: "/v1/audit", name: "audit", fn: s.audit},
+		{method: http.MethodGet, pattern: OpenAPIPath, name: "openapi", fn: s.openAPI},
+		{method: http.MethodGet, pattern: EventsPath, name: "events", fn: s.events, stream: true},
 	}
 }
 
@@ -217,22 +221,45 @@ func (s *server) routes() *http.ServeMux {
 	return mux
 }
 
-// handler binds the path's parameters and runs e within the Redis budget.
+// handler bounds the requests in flight (a stream by the watchers' bound,
+// so watchers never turn ordinary requests away), binds the path's
+// parameters and runs e, within the Redis budget unless it streams. An
+// error after the answer started is logged, not sent.
 func (s *server) handler(e endpoint) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w := rw.(*responseWriter) // the mux is only ever served through ServeHTTP
 		w.route = e.name
+		if e.stream {
+			if !s.watchers.Acquire() {
+				w.route = "watchers_full"
+				w.Header().Set("Retry-After", "5")
+				w.fail(http.StatusServiceUnavailable, "too many watch streams connected; retry later", "")
+				return
+			}
+			defer s.watchers.Release()
+		} else {
+			if !s.inFlight.Acquire() {
+				w.route = "busy"
+				serve.Refuse(w)
+				return
+			}
+			defer s.inFlight.Release()
+		}
 		req, err := s.bind(r)
 		if err != nil {
 			w.failErr(err)
 			return
 		}
 		ctx, cancel := r.Context(), context.CancelFunc(func() {})
-		if e.pattern != EventsPath { // a stream runs until the client leaves
+		if !e.stream {
 			ctx, cancel = context.WithTimeout(ctx, redisavail.Budget)
 		}
 		defer cancel()
 		if err := e.fn(ctx, w, req); err != nil {
+			if w.code != 0 {
+				w.err = err
+				return
+			}
 			w.failErr(err)
 		}
 	})
@@ -269,8 +296,7 @@ func (s *server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 }
 
 // serve authenticates every request first (an address that keeps failing
-// waits, unread), then bounds the requests in flight, refuses a path
-// ServeMux would redirect, and routes.
+// waits, unread), refuses a path ServeMux would redirect, and routes.
 func (s *server) serve(w *responseWriter, r *http.Request) {
 	addr := clientAddr(r)
 	if wait := s.auth.waiting(addr, s.now()); wait > 0 {
@@ -299,24 +325,6 @@ func (s *server) serve(w *responseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "5")
 		w.fail(http.StatusServiceUnavailable, "starting: waiting for Redis and the ledger's migration", "")
 		return
-	}
-	// A watcher holds its place for as long as it watches: watchers have a
-	// bound of their own, so they never turn ordinary requests away.
-	if r.URL.Path == EventsPath {
-		if !s.watchers.Acquire() {
-			w.route = "watchers_full"
-			w.Header().Set("Retry-After", "5")
-			w.fail(http.StatusServiceUnavailable, "too many watch streams connected; retry later", "")
-			return
-		}
-		defer s.watchers.Release()
-	} else {
-		if !s.inFlight.Acquire() {
-			w.route = "busy"
-			serve.Refuse(w)
-			return
-		}
-		defer s.inFlight.Release()
 	}
 	if !serve.Canonical(r) {
 		w.route = "unclean_path"

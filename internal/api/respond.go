@@ -50,6 +50,9 @@ func (w *responseWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *responseWriter) json(code int, v any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
