@@ -138,7 +138,7 @@ func shortHead(sha string) string {
 func exportPush(args []string, stdout, stderr io.Writer) int {
 	const name = "export push"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	dryRun := fs.Bool("dry-run", false, "decide and record only: push nothing, open no PR")
+	dryRun := fs.Bool("dry-run", false, "decide only: push nothing, open no PR, change nothing on the row (the decision is an audit entry)")
 	c, repo, issue, code := refCommand(name, synopsisOf(exportVerbs, "push"), fs, args, nil, stdout, stderr)
 	if code >= 0 {
 		return code

@@ -307,7 +307,7 @@ func (c *Client) Delete(ctx context.Context, repo string, issue int64, reason st
 }
 
 // ExportPush asks for an export:push of repo#issue's judged head now;
-// dryRun asks the worker to decide and record only. The row must be
+// dryRun asks the worker to decide only (an audit entry). The row must be
 // accepted with a 40-hex judged_head (409 otherwise).
 func (c *Client) ExportPush(ctx context.Context, repo string, issue int64, dryRun bool) (*apiwire.ExportPush, error) {
 	p, err := rowPath(repo, issue, "exports")

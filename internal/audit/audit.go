@@ -136,6 +136,9 @@ const (
 	ActionDelete   = "delete"
 	ActionExport   = "export"
 	ActionMigrate  = "migrate" // moved to its repository's canonical key
+	// ActionExportDryRun records what an asked-for dry run decided; the
+	// row is not written (the entry carries its version and digest).
+	ActionExportDryRun = "export_dry_run"
 )
 
 // legacyAPI was the string shape's name of an unnamed API writer.

@@ -543,3 +543,79 @@ func (l *Ledger) Audit(ctx context.Context, n int64) ([]Entry, error) {
 	}
 	return out, nil
 }
+
+// noteScript appends an entry about a row without writing the row: only
+// while the row is stored at the version the entry names and the
+// repository is this ledger's.
+//
+// KEYS: row, history, marker [, audit]
+// ARGV: 1 version, 2 entry, 3 history length, 4 audit maxlen, 5 the
+// ledger's identity ("" unguarded). Answers {code, id}: 1 appended, 0 the
+// row moved or is gone, 3 another ledger's repository (id is its identity).
+var noteScript = redis.NewScript(`
+if ARGV[5] ~= '' then
+  local m = redis.call('GET', KEYS[3])
+  if m and m ~= ARGV[5] then return {3, m} end
+end
+if redis.call('HEXISTS', KEYS[1], 'row') == 0 or tonumber(redis.call('HGET', KEYS[1], 'v') or '0') ~= tonumber(ARGV[1]) then
+  return {0, ''}
+end
+redis.call('LPUSH', KEYS[2], ARGV[2])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[3]) - 1)
+local id = ''
+if KEYS[4] then
+  id = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'entry', ARGV[2])
+end
+return {1, id}
+`)
+
+// Note appends ch's entry to seen's history and the audit stream, writing
+// nothing on the row: its version, state and digest stay those of seen.
+// It is for records of what was only decided (a dry run). ErrConflict when
+// the row moved on since seen; ErrNotFound when it is gone.
+func (l *Ledger) Note(ctx context.Context, seen *Record, ch Change) (*Entry, error) {
+	repo, issue := seen.Repo, seen.Issue
+	if err := checkKey(repo, issue); err != nil {
+		return nil, err
+	}
+	if err := l.usable(); err != nil {
+		return nil, opErr("note", repo, issue, err)
+	}
+	rowJSON, err := json.Marshal(seen)
+	if err != nil {
+		return nil, opErr("note", repo, issue, err)
+	}
+	entry, err := l.entry(seen, l.opts.Now().UTC(), ch, rowJSON)
+	if err != nil {
+		return nil, opErr("note", repo, issue, err)
+	}
+	entryJSON, err := json.Marshal(entry)
+	if err != nil {
+		return nil, opErr("note", repo, issue, err)
+	}
+	k := l.keysOf(repo, issue)
+	keys := []string{k.row, k.history, k.marker}
+	if !l.split {
+		keys = append(keys, l.auditKey())
+	}
+	res, err := noteScript.Run(ctx, l.rdb, keys, seen.Version, entryJSON, l.opts.HistoryLen, l.opts.AuditMaxLen, l.known()).Slice()
+	if err != nil {
+		return nil, opErr("note", repo, issue, err)
+	}
+	switch code, _ := res[0].(int64); code {
+	case 1:
+	case 3:
+		found, _ := res[1].(string)
+		e := errReplaced(l.known(), found)
+		l.setGate(e)
+		return nil, opErr("note", repo, issue, e)
+	default:
+		return nil, opErr("note", repo, issue, fmt.Errorf("%w: decided on version %d, row moved on", ErrConflict, seen.Version))
+	}
+	if l.split {
+		if err := l.appendAudit(ctx, entryJSON, writeID()); err != nil {
+			return nil, opErr("note", repo, issue, fmt.Errorf("in the row's history, audit stream: %w", err))
+		}
+	}
+	return entry, nil
+}

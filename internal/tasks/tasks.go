@@ -79,7 +79,7 @@ type ReevaluatePayload struct {
 }
 
 // ExportPushPayload asks the worker to publish the accepted Head of Issue.
-// DryRun asks it to decide and record only, pushing and opening nothing,
+// DryRun asks it to decide only, pushing, opening and writing nothing,
 // whatever QUEEN_EXPORT_DRY_RUN says. Manual marks a person's request
 // (queenctl export push): it is decided again even when the row's export
 // state already settled it (a refusal at this version, the PR opened),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -155,6 +156,9 @@ func (w *Worker) ExportPush(ctx context.Context, t *asynq.Task) error {
 	}
 
 	taskID, _ := asynq.GetTaskID(ctx)
+	if p.DryRun {
+		return w.noteDryRun(ctx, log, rec, out, perr, failure, audit.Export(taskID))
+	}
 	st, recErr := w.recordPush(ctx, rec, p.Head, out, perr, until, audit.Export(taskID))
 	if st != "" {
 		w.m.Export.WithLabelValues(st).Inc()
@@ -176,6 +180,35 @@ func (w *Worker) ExportPush(ctx context.Context, t *asynq.Task) error {
 	}
 	log.Warn("export push failed", "state", st, "err", failure)
 	return failure
+}
+
+// noteDryRun ends a requested dry run: the row is not written (no state,
+// no attempt), and what a real push would decide is recorded as the dry
+// run's own audit entry. A failed dry run records nothing and fails as a
+// push would (failure).
+func (w *Worker) noteDryRun(ctx context.Context, log *slog.Logger, rec *ledger.Record, out export.Outcome, perr, failure error, src audit.Source) error {
+	if perr != nil {
+		log.Warn("export dry run failed", "err", failure)
+		return failure
+	}
+	w.export.Succeed()
+	var st dispatch.ExportState
+	out.Record(&st)
+	_, err := w.d.Ledger.Note(ctx, rec, ledger.Change{
+		Action: audit.ActionExportDryRun, Decision: st.State, Evidence: st.Refusal, Source: src,
+		Inputs: struct {
+			Head  string `json:"head"`
+			Would string `json:"would,omitempty"`
+			PR    int    `json:"pr,omitempty"`
+		}{out.Head, out.Would, out.PRNumber},
+	})
+	if err != nil {
+		// A row that moved on is decided again on its new version.
+		log.Warn("export dry run not recorded", "decision", st.State, "err", err)
+		return err
+	}
+	log.Info("export dry run", "decision", st.State, "pr", out.PRNumber, "would", out.Would)
+	return nil
 }
 
 // pushFailure is what asynq should do after a failed push.

@@ -3,34 +3,32 @@ package worker
 import (
 	"testing"
 
+	"github.com/hibiken/asynq"
+
+	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/export"
+	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
-// A dry-run task on a worker that publishes for real decides and records,
-// pushes and opens nothing, and leaves the row to the next sweep's real push.
+// A dry-run task on a worker that publishes for real decides, pushes and
+// opens nothing, and changes nothing on the row: its only trace is its own
+// audit entry. The next sweep's real push goes ahead.
 func TestExportPushDryRunTaskOnARealWorker(t *testing.T) {
 	e := newEnv(t, options{export: true})
 	head := e.accepted(8, map[string]string{"src/a.rs": "fn a() {}\n"})
-	dry, err := tasks.NewExportPush(tasks.ExportPushPayload{Repo: repo, Issue: 8, Head: head, DryRun: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.w.ExportPush(e.ctx, dry); err != nil {
+	before := e.get(8)
+	if err := e.w.ExportPush(e.ctx, dryTask(t, 8, head)); err != nil {
 		t.Fatal(err)
 	}
 	rec := e.get(8)
-	if st := rec.Export; st == nil || st.State != string(export.StateDryRun) || st.Attempts != 1 || st.Version != rec.Version {
-		t.Fatalf("export state %+v, want dry_run recorded at the row's version", st)
+	if rec.Version != before.Version || rec.Export != nil {
+		t.Fatalf("a dry run wrote the row: version %d→%d, export %+v", before.Version, rec.Version, rec.Export)
 	}
 	if e.pushes() != 0 || e.remote.Ref(t, "queen-8") != "" || len(e.gh.PRs(repo)) != 0 {
 		t.Fatal("a dry-run task pushed or opened a PR")
 	}
-	hist, err := e.ledger.History(e.ctx, repo, 8, 5)
-	if err != nil || len(hist) == 0 || hist[0].Decision != string(export.StateDryRun) {
-		t.Fatalf("audit %+v (%v), want the dry run as the latest entry", hist, err)
-	}
-	// The worker itself is not in dry run: the dry run settles nothing.
+	checkDryRunEntry(t, e, 8, rec, string(export.StateDryRun))
 	if rep := e.exportSweep(); rep.Enqueued != 1 || rep.Settled != 0 {
 		t.Fatalf("sweep after a dry-run task %+v, want the real push enqueued", rep)
 	}
@@ -38,6 +36,66 @@ func TestExportPushDryRunTaskOnARealWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.checkPublished(map[int64]string{8: head})
+}
+
+// A person's dry run on a published row leaves its state and attempts as
+// they were (it once turned pr_opened into has_pr and counted an attempt).
+func TestExportPushDryRunLeavesAPublishedRowAlone(t *testing.T) {
+	e := newEnv(t, options{export: true})
+	head := e.accepted(11, map[string]string{"src/a.rs": "fn a() {}\n"})
+	e.pushManually(11, head)
+	published := e.get(11)
+	if st := published.Export; st == nil || st.State != string(export.StatePROpened) {
+		t.Fatalf("export state %+v, want pr_opened", st)
+	}
+	streamBefore, err := e.ledger.Audit(e.ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.w.ExportPush(e.ctx, dryTask(t, 11, head)); err != nil {
+		t.Fatal(err)
+	}
+	rec := e.get(11)
+	if rec.Version != published.Version || rec.Export.State != published.Export.State ||
+		rec.Export.Attempts != published.Export.Attempts || rec.Digest() != published.Digest() {
+		t.Fatalf("a dry run changed a published row: %+v (version %d→%d), was %+v",
+			rec.Export, published.Version, rec.Version, published.Export)
+	}
+	checkDryRunEntry(t, e, 11, rec, string(export.StateHasPR))
+	stream, err := e.ledger.Audit(e.ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stream) != len(streamBefore)+1 || stream[0].Action != audit.ActionExportDryRun {
+		t.Fatalf("audit stream grew by %d (newest %+v), want only the dry run's entry", len(stream)-len(streamBefore), stream[0])
+	}
+	if e.pushes() != 1 || len(e.gh.PRs(repo)) != 1 {
+		t.Fatalf("%d pushes, %d PRs after a dry run; want the one real push", e.pushes(), len(e.gh.PRs(repo)))
+	}
+}
+
+func dryTask(t *testing.T, issue int64, head string) *asynq.Task {
+	t.Helper()
+	task, err := tasks.NewExportPush(tasks.ExportPushPayload{Repo: repo, Issue: issue, Head: head, DryRun: true, Manual: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+// checkDryRunEntry: the row's newest history entry is the dry run's own,
+// at the row's version and digest, with what a real push would decide.
+func checkDryRunEntry(t *testing.T, e *env, issue int64, rec *ledger.Record, decision string) {
+	t.Helper()
+	hist, err := e.ledger.History(e.ctx, repo, issue, 5)
+	if err != nil || len(hist) == 0 {
+		t.Fatalf("history %+v (%v)", hist, err)
+	}
+	h := hist[0]
+	if h.Action != audit.ActionExportDryRun || h.Decision != decision || h.Version != rec.Version ||
+		h.Outcome.Digest != rec.Digest() || h.Source.Kind != audit.KindExport {
+		t.Fatalf("newest entry %+v, want %s deciding %s at version %d", h, audit.ActionExportDryRun, decision, rec.Version)
+	}
 }
 
 // A task without dry_run cannot turn a worker-wide QUEEN_EXPORT_DRY_RUN off.

@@ -638,8 +638,8 @@ export interface components {
             /** @description The row's version after this entry. */
             version: number;
             /** @enum {string} */
-            action: "upsert" | "prs" | "evaluate" | "free" | "keep" | "delete" | "export" | "migrate";
-            /** @description free, would_free, unfree, would_unfree, keep, or an export state. */
+            action: "upsert" | "prs" | "evaluate" | "free" | "keep" | "delete" | "export" | "export_dry_run" | "migrate";
+            /** @description free, would_free, unfree, would_unfree, keep, or an export state (for export_dry_run, what a real push would record). */
             decision?: string;
             rule?: string;
             evidence?: string;
