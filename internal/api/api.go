@@ -295,31 +295,14 @@ func (s *server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	s.log.LogAttrs(r.Context(), level, "api request", attrs...)
 }
 
-// serve authenticates every request first (an address that keeps failing
-// waits, unread), refuses a path ServeMux would redirect, and routes.
+// serve authenticates every request first (a wrong token from an address
+// that keeps sending them is answered 429, the right one never), refuses
+// a path ServeMux would redirect, and routes.
 func (s *server) serve(w *responseWriter, r *http.Request) {
-	addr := clientAddr(r)
-	if wait := s.auth.waiting(addr, s.now()); wait > 0 {
-		secs := int((wait + time.Second - 1) / time.Second)
-		w.route = "throttled"
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		w.fail(http.StatusTooManyRequests, fmt.Sprintf("too many wrong bearer tokens from this address; retry in %d s", secs), "")
-		return
-	}
 	if !s.authorized(r) {
-		if ref := s.auth.failed(addr, s.now()); ref.log {
-			attrs := []slog.Attr{slog.String("client", addr), slog.Int("refused", ref.refused)}
-			if ref.wait > 0 {
-				attrs = append(attrs, slog.Duration("wait", ref.wait))
-			}
-			s.log.LogAttrs(r.Context(), slog.LevelWarn, "api authentication refused", attrs...)
-		}
-		w.route = "unauthorized"
-		w.Header().Set("WWW-Authenticate", `Bearer realm="queen-app"`)
-		w.fail(http.StatusUnauthorized, "missing or wrong bearer token in the Authorization header", "")
+		s.refuse(w, r)
 		return
 	}
-	s.auth.succeeded(addr)
 	if !s.waitStarted(r.Context()) {
 		w.route = "starting"
 		w.Header().Set("Retry-After", "5")
@@ -332,6 +315,31 @@ func (s *server) serve(w *responseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// refuse answers a wrong or missing token: 429 with Retry-After while
+// its address waits, else 401; the burst's first refusal and each wait
+// are logged, never the token.
+func (s *server) refuse(w *responseWriter, r *http.Request) {
+	addr := clientAddr(r)
+	ref := s.auth.refuse(addr, s.now())
+	if ref.throttled > 0 {
+		secs := int((ref.throttled + time.Second - 1) / time.Second)
+		w.route = "throttled"
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		w.fail(http.StatusTooManyRequests, fmt.Sprintf("too many wrong bearer tokens from this address; retry in %d s", secs), "")
+		return
+	}
+	if ref.log {
+		attrs := []slog.Attr{slog.String("client", addr), slog.Int("refused", ref.refused)}
+		if ref.wait > 0 {
+			attrs = append(attrs, slog.Duration("wait", ref.wait))
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelWarn, "api authentication refused", attrs...)
+	}
+	w.route = "unauthorized"
+	w.Header().Set("WWW-Authenticate", `Bearer realm="queen-app"`)
+	w.fail(http.StatusUnauthorized, "missing or wrong bearer token in the Authorization header", "")
 }
 
 // authorized compares sha256 sums of the given and the expected token in

@@ -1,45 +1,51 @@
 package api
 
 import (
+	"container/list"
 	"net"
 	"net/http"
 	"sync"
 	"time"
 )
 
-// Failed authentication is throttled per client address: after
-// AuthFailures wrong tokens a client's requests are answered 429 with
-// Retry-After, before any token comparison, for AuthWait, twice as long
-// each further time in the same burst, up to AuthWaitMax. A burst ends
-// after AuthQuiet without a refusal. 2,000 wrong tokens once took 0.4 s
-// and left no trace; now they cost 10 comparisons and two log lines.
-// Other addresses are not slowed; the Queen's calls carry the token.
+// Wrong tokens are throttled per client address: after AuthFailures wrong
+// tokens, further wrong tokens from that address are answered 429 with
+// Retry-After for AuthWait, twice as long each further time in the same
+// burst, up to AuthWaitMax. A burst ends after AuthQuiet without a
+// refusal. The token is compared first: a right token is always served,
+// whatever wrong ones came from its address (behind an Ingress or a mesh
+// sidecar every client shares one).
 const (
 	AuthFailures = 10
 	AuthWait     = time.Second
 	AuthWaitMax  = 5 * time.Minute
 	AuthQuiet    = time.Minute
-	// maxAuthClients bounds the addresses remembered; past it the idle
-	// ones go first, then the least recent.
+	// maxAuthClients bounds the addresses remembered; past it the least
+	// recently refused goes, in constant time.
 	maxAuthClients = 10_000
 )
 
-// authGuard remembers the recent refusals of each client address.
+// authGuard remembers the recent refusals of each client address, the
+// most recently refused first.
 type authGuard struct {
 	mu      sync.Mutex
-	clients map[string]*authClient
+	clients map[string]*list.Element // of *authClient
+	recent  *list.List               // front: the latest refusal
 }
 
 // authClient is one address's current burst of refusals.
 type authClient struct {
+	addr     string
 	failures int           // wrong tokens since the burst began or its last wait
 	refused  int           // every refusal of the burst, waits included
 	last     time.Time     // the burst's latest refusal
-	until    time.Time     // refused unread until then
+	until    time.Time     // wrong tokens answered 429 until then
 	wait     time.Duration // the burst's latest wait
 }
 
-func newAuthGuard() *authGuard { return &authGuard{clients: map[string]*authClient{}} }
+func newAuthGuard() *authGuard {
+	return &authGuard{clients: map[string]*list.Element{}, recent: list.New()}
+}
 
 // clientAddr is the address the request came from, without its port.
 func clientAddr(r *http.Request) string {
@@ -49,43 +55,41 @@ func clientAddr(r *http.Request) string {
 	return r.RemoteAddr
 }
 
-// waiting reports how long addr must still wait, counting this refusal;
-// 0 lets the request on to the token check.
-func (g *authGuard) waiting(addr string, now time.Time) time.Duration {
+// authRefusal is what refuse reports of a wrong token.
+type authRefusal struct {
+	throttled time.Duration // > 0: answer 429, retry after this
+	log       bool          // a Warn line is due: the burst began, or a wait did
+	refused   int           // the burst's refusals so far
+	wait      time.Duration // > 0: the wait that began
+}
+
+// refuse counts a wrong token from addr: during a wait it is throttled,
+// otherwise a failure that may begin the next wait.
+func (g *authGuard) refuse(addr string, now time.Time) authRefusal {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	c := g.clients[addr]
-	if c == nil || !now.Before(c.until) {
-		return 0
+	var c *authClient
+	if el := g.clients[addr]; el != nil {
+		c = el.Value.(*authClient)
+		if now.Sub(c.last) > AuthQuiet && !now.Before(c.until) {
+			*c = authClient{addr: addr} // that burst is over
+		}
+		g.recent.MoveToFront(el)
+	} else {
+		if len(g.clients) >= maxAuthClients {
+			oldest := g.recent.Back()
+			g.recent.Remove(oldest)
+			delete(g.clients, oldest.Value.(*authClient).addr)
+		}
+		c = &authClient{addr: addr}
+		g.clients[addr] = g.recent.PushFront(c)
 	}
 	c.refused++
 	c.last = now
-	return c.until.Sub(now)
-}
-
-// authRefusal is what failed reports of a wrong token.
-type authRefusal struct {
-	log     bool          // a Warn line is due: the burst began, or a wait did
-	refused int           // the burst's refusals so far
-	wait    time.Duration // > 0: the wait that began
-}
-
-// failed counts a wrong token from addr.
-func (g *authGuard) failed(addr string, now time.Time) authRefusal {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	c := g.clients[addr]
-	if c != nil && now.Sub(c.last) > AuthQuiet && !now.Before(c.until) {
-		c = nil // that burst is over
-	}
-	if c == nil {
-		g.makeRoom(now)
-		c = &authClient{}
-		g.clients[addr] = c
+	if now.Before(c.until) {
+		return authRefusal{throttled: c.until.Sub(now), refused: c.refused}
 	}
 	c.failures++
-	c.refused++
-	c.last = now
 	out := authRefusal{log: c.refused == 1, refused: c.refused}
 	if c.failures >= AuthFailures {
 		c.wait = min(max(2*c.wait, AuthWait), AuthWaitMax)
@@ -94,31 +98,4 @@ func (g *authGuard) failed(addr string, now time.Time) authRefusal {
 		out.log, out.wait = true, c.wait
 	}
 	return out
-}
-
-// succeeded ends addr's burst: a client that has the token is not slowed
-// by its earlier mistakes.
-func (g *authGuard) succeeded(addr string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	delete(g.clients, addr)
-}
-
-// makeRoom keeps the map under maxAuthClients: bursts that are over go
-// first, then the least recent one.
-func (g *authGuard) makeRoom(now time.Time) {
-	if len(g.clients) < maxAuthClients {
-		return
-	}
-	var oldest string
-	for addr, c := range g.clients {
-		if now.Sub(c.last) > AuthQuiet && !now.Before(c.until) {
-			delete(g.clients, addr)
-		} else if oldest == "" || c.last.Before(g.clients[oldest].last) {
-			oldest = addr
-		}
-	}
-	if len(g.clients) >= maxAuthClients {
-		delete(g.clients, oldest)
-	}
 }

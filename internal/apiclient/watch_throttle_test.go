@@ -1,8 +1,10 @@
 package apiclient_test
 
 import (
-	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,29 +16,33 @@ import (
 	"github.com/queen-app/queen-app/internal/redistest"
 )
 
-// A 429 (this address sent too many wrong tokens) is waited out like a
-// 503, not taken for a refusal for good: once the API's wait is over the
-// watch connects.
+// A 429 (the API's answer to an address sending too many wrong tokens)
+// is waited out like a 503, not taken for a refusal for good: once the
+// throttle lifts the watch connects.
 func TestWatchWaitsOutA429(t *testing.T) {
-	var skew atomic.Int64
 	l := ledger.New(redistest.Start(t).Client(), ledger.Options{Now: now})
-	clock := func() time.Time { return now().Add(time.Duration(skew.Load())) }
-	s := &apiServer{t: t, ledger: l, cfg: api.Config{Ledger: l, Token: token, Now: clock}}
-	s.start()
-	t.Cleanup(s.stop)
+	s := &apiServer{t: t, ledger: l}
+	done := make(chan struct{})
+	h, err := api.New(api.Config{Ledger: l, Token: token, Now: now, Done: done})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var throttled atomic.Bool
+	throttled.Store(true)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if throttled.Load() {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			w.Write([]byte(`{"error":"too many wrong bearer tokens from this address; retry in 1 s"}`))
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { close(done); front.Close() })
 	s.put(1)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	fn := func(apiclient.Event) error { return nil }
-	for range api.AuthFailures {
-		var ae *apiclient.Error
-		if err := client(t, s.addr, "wrong-token-1234567").Watch(ctx, apiclient.WatchOptions{}, fn); !errors.As(err, &ae) || ae.Status != 401 {
-			t.Fatalf("wrong token: %v, want a 401", err)
-		}
-	}
-
-	w := watchIn(t, client(t, s.addr, token), apiclient.WatchOptions{After: "0-0"})
+	w := watchIn(t, client(t, strings.TrimPrefix(front.URL, "http://"), token), apiclient.WatchOptions{After: "0-0"})
 	select {
 	case err := <-w.retries:
 		var ae *apiclient.Error
@@ -49,7 +55,7 @@ func TestWatchWaitsOutA429(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the throttled watcher was not refused")
 	}
-	skew.Store(int64(api.AuthWait + time.Second)) // the throttle's wait is over
+	throttled.Store(false)
 	if ev := w.next(t); ev.Type != apiwire.EventReset {
 		t.Fatalf("event %+v, want the reset of a resume from 0-0", ev)
 	}
