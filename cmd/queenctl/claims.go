@@ -259,13 +259,14 @@ func claimsImport(args []string, stdout, stderr io.Writer) int {
 }
 
 type importer struct {
-	c       *apiclient.Client
-	out     io.Writer
-	defRepo string
-	seen    map[string]int // row key -> first line
-	ignored map[string]bool
-	counts  map[string]int
-	failed  []string // line numbers
+	c        *apiclient.Client
+	out      io.Writer
+	defRepo  string
+	seen     map[string]int // row key -> first line
+	ignored  map[string]bool
+	counts   map[string]int
+	failed   []string // line numbers
+	warnings int      // the API's warnings on rows it kept
 }
 
 // line imports one line of the dump. A bad line is reported and counted;
@@ -306,6 +307,10 @@ func (im *importer) line(n int, data []byte) error {
 	}
 	fmt.Fprintf(im.out, "line %d%s: %s\n", n, where, res.Outcome)
 	im.counts[res.Outcome]++
+	for _, w := range res.Warnings {
+		fmt.Fprintf(im.out, "line %d%s: warning: %s\n", n, where, w.Message)
+		im.warnings++
+	}
 	return nil
 }
 
@@ -386,6 +391,9 @@ func (im *importer) summary() {
 	}
 	if len(im.failed) > 0 {
 		parts = append(parts, fmt.Sprintf("%d failed", len(im.failed)))
+	}
+	if im.warnings > 0 {
+		parts = append(parts, plural.Count(im.warnings, "warning", "warnings"))
 	}
 	if len(parts) == 0 {
 		parts = []string{"no rows"}

@@ -405,3 +405,30 @@ func TestEveryCommandPrefixesEachBadVariable(t *testing.T) {
 		}
 	}
 }
+
+// A review_state the Queen never writes lands, and the import says so on
+// the line's report with the known words; a judged_head that is no commit
+// id fails its line naming the field.
+func TestClaimsImportPrintsWarnings(t *testing.T) {
+	l := claimsServer(t)
+	file := writeDump(t,
+		`{"repo": "hive/t27", "issue": 20, "started": true, "finished_at": "2026-10-10T19:00:00Z", "review_state": "accepted"}`,
+		`{"repo": "hive/t27", "issue": 21, "started": true, "finished_at": "2026-10-10T19:00:00Z", "review_state": "accept", "judged_head": "abc"}`,
+	)
+	code, out, errOut := ctl("claims", "import", file)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (a bad line):\n%s\n%s", code, out, errOut)
+	}
+	want := []string{
+		"line 1 hive/t27#20: created",
+		`line 1 hive/t27#20: warning: review_state: "accepted" is not one of the Queen's words (accept, sendBack, escalate, wait, failed, cancelled, empty, stale-contract, obsolete); kept, and read as "other"`,
+		"line 2 hive/t27#21: failed: judged_head: must be a commit id of 40 hex digits or null",
+		"imported: 1 created, 1 failed, 1 warning",
+	}
+	if got := lines(out); !reflect.DeepEqual(got, want) {
+		t.Fatalf("report:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
+	}
+	if rec, err := l.Get(context.Background(), "hive/t27", 20); err != nil || rec.ReviewWord() != "accepted" {
+		t.Fatalf("hive/t27#20: %+v %v, want the word kept", rec, err)
+	}
+}

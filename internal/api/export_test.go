@@ -11,6 +11,7 @@ import (
 	"github.com/queen-app/queen-app/internal/audit"
 	"github.com/queen-app/queen-app/internal/dispatch"
 	"github.com/queen-app/queen-app/internal/export"
+	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/tasks"
 )
 
@@ -77,7 +78,15 @@ func TestExportPushRefusals(t *testing.T) {
 	e := newEnv(t, envOpts{enqueue: true})
 	e.put(t, "hive/t27", 9111, sentBack10)
 	e.put(t, "hive/t27", 9201, accepted) // no judged_head
-	e.put(t, "hive/t27", 9202, strings.Replace(acceptedAtHead, judged, strings.ToUpper(judged), 1))
+	// A judged_head the API now refuses, as an older version stored it.
+	e.put(t, "hive/t27", 9202, acceptedAtHead)
+	if _, err := e.ledger.Update(context.Background(), "hive/t27", 9202, func(rec *ledger.Record) (ledger.Change, error) {
+		old := strings.ToUpper(judged)
+		rec.JudgedHead = &old
+		return ledger.Change{Action: ledger.ActionUpsert}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	e.put(t, "hive/t27", 9203, working)
 	e.put(t, "hive/t27", 9200, acceptedAtHead)
 

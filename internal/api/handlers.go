@@ -47,7 +47,7 @@ func (s *server) putDispatch(ctx context.Context, w *responseWriter, r *request)
 	if err != nil {
 		return err
 	}
-	w.json(http.StatusOK, apiwire.Claim{View: res.Row.View(s.now()), Outcome: res.Outcome})
+	w.json(http.StatusOK, apiwire.Claim{View: res.Row.View(s.now()), Outcome: res.Outcome, Warnings: res.Row.Warnings()})
 	return nil
 }
 

@@ -34,6 +34,9 @@ type (
 	Claim struct {
 		dispatch.View
 		Outcome string `json:"outcome"`
+		// Warnings (a write's answer only) name fields kept but not read
+		// as their writer may mean; absent when there are none.
+		Warnings []dispatch.Warning `json:"warnings,omitempty"`
 	}
 
 	// Detail is a claim view with its keep, the rule path in words and the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/queen-app/queen-app/internal/rules"
@@ -140,9 +141,16 @@ func (r *Row) set(name string, raw json.RawMessage) error {
 		}
 		if name == "review_state" {
 			r.ReviewState = p
-		} else {
-			r.JudgedHead = p
+			return nil
 		}
+		if p != nil {
+			s := strings.ToLower(*p)
+			if !ValidHead(s) {
+				return fail("must be a commit id of 40 hex digits or null")
+			}
+			p = &s
+		}
+		r.JudgedHead = p
 	case "send_backs", "ceiling", "ceiling_releases", "free_attempts", "reviewer_misses":
 		var n uint32
 		if null && name == "ceiling" {
@@ -257,4 +265,30 @@ func Issue(raw json.RawMessage) (int64, error) {
 		return 0, fmt.Errorf("must be a positive whole number")
 	}
 	return int64(f), nil
+}
+
+// Warning names a field whose value was taken but that the rules read as
+// something else than its writer may mean; Known lists the values they know.
+type Warning struct {
+	Field   string   `json:"field"`
+	Message string   `json:"message"`
+	Known   []string `json:"known,omitempty"`
+}
+
+// Warnings are r's fields that were kept but are not the Queen's words: a
+// review_state outside rules.ReviewWords reads as the cards' "other" (an
+// unreviewed verdict), so a typo of accept would leave the row awaiting
+// review for ever. nil when there are none.
+func (r *Row) Warnings() []Warning {
+	w := r.ReviewWord()
+	if w == "" || rules.VerdictOf(w) != rules.VerdictOther {
+		return nil
+	}
+	known := rules.ReviewWords()
+	return []Warning{{
+		Field: "review_state",
+		Message: fmt.Sprintf("review_state: %q is not one of the Queen's words (%s); kept, and read as \"other\"",
+			w, strings.Join(known, ", ")),
+		Known: known,
+	}}
 }

@@ -30,7 +30,7 @@ func ago(m int) string { return now.Add(-time.Duration(m) * time.Minute).Format(
 
 func TestApplyAbsentKeepsNullClearsUnknownListed(t *testing.T) {
 	r := row(t, `{"finished_at":"`+ago(10)+`","review_state":"sendBack","send_backs":1,"ceiling":3,
-		"criteria":["builds"],"owned_paths":["a/b.rs"],"judged_head":"abc","issue_open":false}`)
+		"criteria":["builds"],"owned_paths":["a/b.rs"],"judged_head":"`+strings.Repeat("ab", 20)+`","issue_open":false}`)
 	obj, _ := DecodeObject([]byte(`{"review_state":null,"ceiling":null,"criteria":null,"typo_field":1,"issue_open":null}`))
 	unknown, err := r.Apply(obj)
 	if err != nil {
@@ -68,6 +68,7 @@ func TestApplyRefusesBadValuesNamingTheFieldAndKeepsTheRow(t *testing.T) {
 		`{"started":"yes"}`:             "started",
 		`{"issue_open":"open"}`:         "issue_open",
 		`{"judged_head":["x"]}`:         "judged_head",
+		`{"judged_head":"abc"}`:         "judged_head",
 		`{"send_backs":2,"ceiling":-3}`: "ceiling",
 	}
 	for body, field := range cases {

@@ -77,6 +77,12 @@ var verdictWords = [...]string{
 	VerdictObsolete:      ObsoleteState,
 }
 
+// ReviewWords are the review_state words the Queen writes (the table's
+// words but ""), in code order; a new slice each call.
+func ReviewWords() []string {
+	return append([]string(nil), verdictWords[VerdictNone+1:]...)
+}
+
 // VerdictOf maps a review_state word to its code: an exact, case-sensitive
 // match in the table, never a map lookup, so "__proto__" and friends are just
 // other words. null reads as "".

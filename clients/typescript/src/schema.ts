@@ -424,8 +424,11 @@ export interface components {
             /** @description RFC 3339; a changed one starts a fresh attempt. */
             dispatched_at?: components["schemas"]["Date"];
             finished_at?: components["schemas"]["Date"];
-            /** @description The last verdict (`accept`, `sendBack`, `wait`, `failed`, ...), or null. */
-            review_state?: string | null;
+            /**
+             * @description The last verdict, one of the Queen's words (ReviewWord), or null. Any other string is
+             *     kept and read as the cards' "other" (not reviewed); the answer's `warnings` names it.
+             */
+            review_state?: components["schemas"]["ReviewWord"] | string | null;
             send_backs?: components["schemas"]["Counter"];
             ceiling?: components["schemas"]["Counter"];
             ceiling_releases?: components["schemas"]["Counter"];
@@ -434,7 +437,10 @@ export interface components {
             free_attempts?: components["schemas"]["Counter"];
             reviewer_misses?: components["schemas"]["Counter"];
             owned_paths?: string[] | null;
-            /** @description The commit the verdict judged (40 lowercase hex for an export push). */
+            /**
+             * @description The commit the verdict judged: 40 hex digits (stored in lower case) or null; anything
+             *     else is a `400` naming the field.
+             */
             judged_head?: string | null;
             reaped?: boolean | null;
             /** @description null is unknown, which counts as open. */
@@ -542,6 +548,24 @@ export interface components {
              * @enum {string}
              */
             outcome: "created" | "updated" | "unchanged" | "free" | "would_free" | "unfree" | "would_unfree" | "keep" | "already free" | "already kept";
+            /**
+             * @description A write's answer only, absent when empty: fields that were kept but that the
+             *     rules do not read as their writer may mean (a review_state outside ReviewWord).
+             */
+            warnings?: components["schemas"]["Warning"][];
+        };
+        /**
+         * @description The review_state words the Queen writes; any other reads as "other".
+         * @enum {string}
+         */
+        ReviewWord: "accept" | "sendBack" | "escalate" | "wait" | "failed" | "cancelled" | "empty" | "stale-contract" | "obsolete";
+        Warning: {
+            /** @description The field kept, e.g. review_state. */
+            field: string;
+            /** @description One line naming the field, the value and the known words. */
+            message: string;
+            /** @description The values the rules know for the field. */
+            known?: components["schemas"]["ReviewWord"][];
         };
         /** @description A person's keep. */
         Pin: {

@@ -38,6 +38,10 @@ export type AuditList = Answer<"audit", 200>;
 export type AuditQuery = Query<"audit">;
 export type AuditEntry = AuditList["entries"][number];
 export type ClaimWord = Schemas["ClaimWord"];
+/** The review_state words the Queen writes; any other is kept and read as "other". */
+export type ReviewWord = Schemas["ReviewWord"];
+/** A field a write kept but the rules do not read as its writer may mean (`warnings` of a write's answer). */
+export type Warning = Schemas["Warning"];
 /** The body of every error answer. */
 export type ErrorBody = Schemas["Error"];
 /** The data of a `change` event of GET /v1/events. */

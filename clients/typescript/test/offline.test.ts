@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { inspect } from "node:util";
 import { describe, it } from "node:test";
 import { describeFailure } from "../src/errors.js";
-import { QueenApiError, QueenClient, type ReconnectInfo, type RetryInfo, type WatchEvent } from "../src/index.js";
+import { QueenApiError, QueenClient, type ReconnectInfo, type RetryInfo, type ReviewWord, type Warning, type WatchEvent } from "../src/index.js";
 
 const token = "0123456789abcdef";
 const secret = "s3cr3t-token-0123456789";
@@ -211,5 +211,19 @@ describe("repo", () => {
       assert.throws(() => q.heldPaths(repo), (e: unknown) => e instanceof TypeError && e.message.startsWith("repo: "), repo);
     }
     q.heldPaths("hive/.t27");
+  });
+});
+
+describe("review_state words", () => {
+  it("types the Queen's words and passes a write's warnings through", async () => {
+    const words: ReviewWord[] = ["accept", "sendBack", "escalate", "wait", "failed", "cancelled", "empty", "stale-contract", "obsolete"];
+    // @ts-expect-error a typo of accept is not one of the words
+    const typo: ReviewWord = "accepted";
+    const warning: Warning = { field: "review_state", message: `review_state: "${typo}" is not one of the Queen's words`, known: words };
+    const answer = { repo: "hive/t27", issue: 6, outcome: "created", warnings: [warning] };
+    const { fetch } = fakeFetch([new Response(JSON.stringify(answer), { status: 200, headers: { "Content-Type": "application/json" } })]);
+    const q = new QueenClient({ baseUrl: "http://127.0.0.1:9", token, fetch });
+    const got = await q.upsertDispatch("hive/t27", 6, { review_state: "accepted" });
+    assert.deepEqual(got.warnings, [warning]);
   });
 });
