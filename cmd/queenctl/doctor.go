@@ -23,9 +23,6 @@ import (
 const (
 	checkTimeout     = 20 * time.Second
 	recentDeliveries = 10
-	// noeviction is the only maxmemory-policy under which Redis never
-	// drops a queued task or a claim to make room.
-	noeviction = "noeviction"
 )
 
 // Words of a doctor line.
@@ -128,12 +125,12 @@ func checkRedis(ctx context.Context, cfg *config.Config) (string, string) {
 	if err != nil {
 		// A managed Redis may refuse CONFIG; what it answers is the
 		// provider's setting to check.
-		return checkOK, fmt.Sprintf("%s answers; its maxmemory-policy is unknown (CONFIG GET refused: %v): it must be %s", spec, err, noeviction)
+		return checkOK, fmt.Sprintf("%s answers; its maxmemory-policy is unknown (CONFIG GET refused: %v): it must be %s", spec, err, redisconn.NoEviction)
 	}
-	if got := policy["maxmemory-policy"]; got != noeviction {
-		return failed("%s answers, but its maxmemory-policy is %q: set %s, or Redis drops queued tasks and claims when full", spec, got, noeviction)
+	if got := policy["maxmemory-policy"]; got != redisconn.NoEviction {
+		return failed("%s answers, but its maxmemory-policy is %q: set %s, or Redis drops queued tasks and claims when full", spec, got, redisconn.NoEviction)
 	}
-	return checkOK, fmt.Sprintf("%s answers, maxmemory-policy %s", spec, noeviction)
+	return checkOK, fmt.Sprintf("%s answers, maxmemory-policy %s", spec, redisconn.NoEviction)
 }
 
 func doctorApp(cfg *config.Config) (*githubapp.App, error) {

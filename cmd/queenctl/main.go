@@ -36,6 +36,7 @@ var commands = map[string]command{
 	"explain":    {"show one claim view with its rule path and history, from the claims API", runExplain},
 	"export":     {"show the export push's progress per row, or push one row now, over the claims API", runExport},
 	"deliveries": {"list the App's webhook deliveries of the last 3 days, or redeliver the failed ones", runDeliveries},
+	"ledger":     {"create, inspect, back up or restore the ledger in Redis (init, status, backup, restore)", runLedger},
 	"doctor":     {"check Redis, the App's credentials, the webhook's deliveries, the export and the claims API", runDoctor},
 }
 

@@ -241,6 +241,10 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 				r.fail("QUEEN_EXPORT_REPO", "is required with QUEEN_EXPORT_URL")
 			}
 		}
+	case LedgerTool:
+		if c.RedisURL == "" {
+			r.fail("QUEEN_REDIS_URL", "is required")
+		}
 	case CLI:
 		c.QueenCA = r.caFile("QUEEN_CA_FILE")
 		if c.APIToken == "" {

@@ -11,6 +11,10 @@ import (
 // the REST base (LoadApp).
 const Deliveries Role = CLI + 1
 
+// LedgerTool is queenctl ledger's role: only Redis (Load requires
+// QUEEN_REDIS_URL and nothing else).
+const LedgerTool Role = CLI + 2
+
 // Var is one environment variable queen-app reads: the one list the
 // binaries' help is made from. A test holds it to what Load, LoadApp and
 // the worker's options read.
@@ -48,6 +52,7 @@ func (v Var) Starred(role Role) bool { return v.RequiredBy(role) && v.RequiredWi
 
 var (
 	both     = []Role{Webhook, Worker}
+	redisAll = []Role{Webhook, Worker, LedgerTool}
 	app      = []Role{Webhook, Worker, Deliveries}
 	webhook  = []Role{Webhook}
 	worker   = []Role{Worker}
@@ -69,11 +74,11 @@ func fileMeaning(name string) string {
 // Vars lists every variable, in the order the help shows them.
 var Vars = []Var{
 	{Name: "QUEEN_REDIS_URL", Meaning: "the Redis holding the queue and the ledger (noeviction, AOF): redis[s]://host:port/db, redis[s]+sentinel://h1:26379,h2:26379/MASTER[/DB] or redis[s]+cluster://h1:6379,h2:6379",
-		Roles: both, Required: both},
-	{Name: "QUEEN_REDIS_PASSWORD", Meaning: "the Redis data nodes' password, when not in QUEEN_REDIS_URL; " + atLeast, Roles: both},
-	fileOf("QUEEN_REDIS_PASSWORD_FILE", "QUEEN_REDIS_PASSWORD", both),
-	{Name: "QUEEN_REDIS_SENTINEL_PASSWORD", Meaning: "the sentinels' own password (Sentinel form); " + atLeast, Roles: both},
-	fileOf("QUEEN_REDIS_SENTINEL_PASSWORD_FILE", "QUEEN_REDIS_SENTINEL_PASSWORD", both),
+		Roles: redisAll, Required: redisAll},
+	{Name: "QUEEN_REDIS_PASSWORD", Meaning: "the Redis data nodes' password, when not in QUEEN_REDIS_URL; " + atLeast, Roles: redisAll},
+	fileOf("QUEEN_REDIS_PASSWORD_FILE", "QUEEN_REDIS_PASSWORD", redisAll),
+	{Name: "QUEEN_REDIS_SENTINEL_PASSWORD", Meaning: "the sentinels' own password (Sentinel form); " + atLeast, Roles: redisAll},
+	fileOf("QUEEN_REDIS_SENTINEL_PASSWORD_FILE", "QUEEN_REDIS_SENTINEL_PASSWORD", redisAll),
 	{Name: "GITHUB_APP_ID", Meaning: "the GitHub App's id", Roles: app, Required: app},
 	{Name: "GITHUB_APP_PRIVATE_KEY_FILE", Meaning: "path of the App's PEM private key (or GITHUB_APP_PRIVATE_KEY)",
 		Roles: app, Required: app},
@@ -87,7 +92,7 @@ var Vars = []Var{
 		Default: "https://api.github.com/", Roles: app},
 	{Name: "GITHUB_GRAPHQL_URL", Meaning: "GitHub's GraphQL endpoint", DefaultText: "derived from GITHUB_API_URL", Roles: worker},
 	{Name: "QUEEN_ALLOW_INSECURE_URLS", Meaning: "on: allow http:// GitHub, export and API URLs off loopback", Default: "off",
-		Roles: []Role{Webhook, Worker, CLI, Deliveries}},
+		Roles: []Role{Webhook, Worker, CLI, Deliveries, LedgerTool}},
 	{Name: "GITHUB_GIT_URL", Meaning: "base URL of git fetch and push", Default: "https://github.com/", Roles: worker},
 	{Name: "QUEEN_LISTEN", Meaning: "address of the webhook receiver (POST /webhook)", Default: DefaultListen, Roles: webhook},
 	{Name: "QUEEN_API_LISTEN", Meaning: "address of /healthz, /readyz, /metrics (and the claims API on webhook); the default is every interface, where probes and scrapes reach a pod; on a shared host use 127.0.0.1:PORT",
@@ -180,6 +185,8 @@ func (r Role) String() string {
 		return "queenctl"
 	case Deliveries:
 		return "queenctl deliveries"
+	case LedgerTool:
+		return "queenctl ledger"
 	}
 	return fmt.Sprintf("Role(%d)", int(r))
 }

@@ -66,7 +66,7 @@ func load(role config.Role, m map[string]string, getenv func(string) string) (*c
 	return config.Load(role, getenv)
 }
 
-var roles = []config.Role{config.Webhook, config.Worker, config.CLI, config.Deliveries}
+var roles = []config.Role{config.Webhook, config.Worker, config.CLI, config.Deliveries, config.LedgerTool}
 
 // The table is the list of what is read: every variable Load, LoadApp and
 // the worker's options read is in it, and each of its variables is read.
