@@ -58,8 +58,35 @@ type proc struct {
 }
 
 // start runs a binary with exactly env (plus PATH and HOME) and stops it
-// at cleanup with SIGTERM.
+// at cleanup with SIGTERM. Before a webhook or a worker it runs queenctl
+// ledger init on env's Redis, as a deployment does once before its first
+// start (startBare does not).
 func start(t testing.TB, name string, env map[string]string, args ...string) *proc {
+	t.Helper()
+	if (name == "webhook" || name == "worker") && env["QUEEN_REDIS_URL"] != "" {
+		initLedger(t, env)
+	}
+	return startBare(t, name, env, args...)
+}
+
+// initLedger runs queenctl ledger init on env's Redis. A Redis that does
+// not answer is left to the binary's own test: the error is only logged.
+func initLedger(t testing.TB, env map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "queenctl"), "ledger", "init")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Logf("queenctl ledger init before the binary: %v: %s", err, out)
+	}
+}
+
+// startBare is start without the ledger's init.
+func startBare(t testing.TB, name string, env map[string]string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, name), args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/apiclient"
 	"github.com/queen-app/queen-app/internal/config"
+	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/logging"
 	"github.com/queen-app/queen-app/internal/plural"
 	"github.com/queen-app/queen-app/internal/sandbox"
@@ -166,6 +167,13 @@ func (d *run) assemble(ctx context.Context) (err error) {
 	d.rdb = redis.NewClient(&redis.Options{Addr: d.mr.Addr()})
 	d.insp = asynq.NewInspectorFromRedisClient(d.rdb)
 	d.logf("redis", "embedded Redis (miniredis) on %s", d.mr.Addr())
+	// The servers serve only a ledger that exists: the demo creates it, as
+	// queenctl ledger init does before a first deployment starts.
+	id, _, err := ledger.New(d.rdb, ledger.Options{}).Init(d.ctx, "demo")
+	if err != nil {
+		return fmt.Errorf("ledger init: %w", err)
+	}
+	d.logf("ledger", "created ledger %s (queenctl ledger init does this once per deployment)", id.ID)
 
 	d.sb, err = sandbox.Start(sandbox.Options{Dir: filepath.Join(d.dir, "sandbox"), Repo: repo})
 	if err != nil {
