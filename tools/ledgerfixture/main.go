@@ -34,15 +34,17 @@ import (
 
 // Release is one old stored shape to capture.
 type Release struct {
-	Name, Commit, Shim, Why string
+	// Shim is the release's worker calls; Start what its binaries did to
+	// the ledger at start (writers/start_*.go).
+	Name, Commit, Shim, Start, Why string
 }
 
 // Releases are the stored shapes a ledger may hold when this release first
 // opens it.
 var Releases = []Release{
-	{"v0.1.0", "9a14e4e", "shim_string.go", "0.1.0: keys by the repository's spelling, no schema key, string audit sources"},
-	{"schema2-string-source", "bfd7ee7~1", "shim_string.go", "schema 2 (canonical keys) with string audit sources, before bfd7ee7"},
-	{"v0.2.0", "537ea22", "shim_object.go", "0.2.0: schema 2 with object audit sources"},
+	{"v0.1.0", "9a14e4e", "shim_string.go", "start_none.go", "0.1.0: keys by the repository's spelling, no schema key, string audit sources"},
+	{"schema2-string-source", "bfd7ee7~1", "shim_string.go", "start_migrate.go", "schema 2 (canonical keys) with string audit sources, before bfd7ee7"},
+	{"v0.2.0", "537ea22", "shim_object.go", "start_migrate.go", "0.2.0: schema 2 with object audit sources"},
 }
 
 //go:embed writers/*.go
@@ -86,7 +88,7 @@ func capture(top string, r Release, dir string) error {
 	if err := os.MkdirAll(cmdDir, 0o755); err != nil {
 		return err
 	}
-	for _, f := range []string{"main.go", r.Shim} {
+	for _, f := range []string{"main.go", r.Shim, r.Start} {
 		b, err := writers.ReadFile("writers/" + f)
 		if err != nil {
 			return err

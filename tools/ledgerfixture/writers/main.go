@@ -123,6 +123,7 @@ func main() {
 	// The worker of a deployment that applies its frees, and one in shadow mode.
 	led := ledger.New(rdb, ledger.Options{Now: now, FreeClosedPR: true, ReleaseDeadClaims: true})
 	shadow := ledger.New(rdb, ledger.Options{Now: now})
+	atStart(led)
 	h, err := api.New(api.Config{Ledger: led, Token: token, Now: now})
 	if err != nil {
 		log.Fatal(err)
