@@ -219,19 +219,26 @@ func (s *Outages[K]) Succeed(key K) {
 	s.mu.Unlock()
 }
 
-// Until calls fn until it succeeds, waiting Backoff between attempts and
-// logging each failure as what; it returns ctx's error if ctx ends first.
+// Until calls fn until it succeeds, waiting Backoff between attempts (a
+// Wait's own delay for a Wait) and logging each failure as what; it
+// returns a Permanent error at once, and ctx's error if ctx ends first.
 func Until(ctx context.Context, log *slog.Logger, what string, fn func(context.Context) error) error {
 	for attempt := 0; ; attempt++ {
 		err := fn(ctx)
-		if err == nil {
+		switch {
+		case err == nil:
 			return nil
-		}
-		if ctx.Err() != nil {
+		case ctx.Err() != nil:
 			return ctx.Err()
+		case IsPermanent(err):
+			return err
+		}
+		delay := Backoff(attempt)
+		if w := (*WaitError)(nil); errors.As(err, &w) {
+			delay = w.After
 		}
 		log.Warn(what+" failed; retrying", "err", err, "attempt", attempt+1)
-		if err := Sleep(ctx, Backoff(attempt)); err != nil {
+		if err := Sleep(ctx, delay); err != nil {
 			return err
 		}
 	}
