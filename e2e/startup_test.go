@@ -115,6 +115,11 @@ func TestRedisRefusingOrAbsentAtStartKeepsProbesAnswering(t *testing.T) {
 			continue
 		}
 		c.fix()
+		// The ledger's init before the binaries was refused too: the
+		// operator runs it now, and both serve without a restart.
+		if code, out, errOut := runArgs(t, "queenctl", s.env, "ledger", "init"); code != 0 {
+			t.Fatalf("queenctl ledger init with the password right: exit %d: %s%s", code, out, errOut)
+		}
 		for _, base := range []string{s.apiURL, "http://" + workerAPI} {
 			eventually(t, 60*time.Second, base+" /readyz 200 once the password is right", func() bool {
 				code, _ := readyz(t, base)
