@@ -44,6 +44,9 @@ type Config struct {
 	HTTPClient *http.Client
 	UserAgent  string  // default "queen-app"
 	Metrics    Metrics // optional
+	// Now is the clock of the installations' rate-limit holds (default
+	// time.Now); GitHub's resets are wall-clock times.
+	Now func() time.Time
 }
 
 // App talks to GitHub as the App and as its installations. It is safe for
@@ -57,6 +60,7 @@ type App struct {
 	timeout    time.Duration
 	userAgent  string
 	appClient  *github.Client
+	now        func() time.Time
 
 	mu       sync.Mutex
 	installs map[int64]*installation
@@ -65,9 +69,10 @@ type App struct {
 // installation holds the one token transport of an installation and the
 // clients built on it, so its token is minted once and reused until expiry.
 type installation struct {
-	tr   *ghinstallation.Transport
-	http *http.Client
-	gh   *github.Client
+	tr     *ghinstallation.Transport
+	http   *http.Client
+	gh     *github.Client
+	limits *limits
 }
 
 // New checks cfg and builds the App. Errors name the field, never the key.
@@ -106,6 +111,10 @@ func New(cfg Config) (*App, error) {
 		timeout:    defaultTimeout,
 		userAgent:  cfg.UserAgent,
 		installs:   map[int64]*installation{},
+		now:        cfg.Now,
+	}
+	if a.now == nil {
+		a.now = time.Now
 	}
 	if a.userAgent == "" {
 		a.userAgent = "queen-app"
@@ -220,8 +229,9 @@ func (a *App) installation(id int64) (*installation, error) {
 	tr.Client = a.client(a.base)
 	// Nil options are sent as a JSON null; GitHub documents an object.
 	tr.InstallationTokenOptions = &github.InstallationTokenOptions{}
-	hc := a.client(tr)
-	in := &installation{tr: tr, http: hc, gh: a.newGitHub(hc)}
+	lim := &limits{now: a.now, until: map[string]time.Time{}}
+	hc := a.client(&gate{next: tr, limits: lim})
+	in := &installation{tr: tr, http: hc, gh: a.newGitHub(hc), limits: lim}
 	a.installs[id] = in
 	return in, nil
 }

@@ -9,8 +9,9 @@ import (
 )
 
 // TestContractRateLimitAnswers: the sandbox's rate-limit answers, REST
-// (403 and 429, with and without Retry-After) and GraphQL (the primary as
-// 200, the secondary as 200 and 403, the resource limit's partial data),
+// (403 and 429, with and without Retry-After, a spent primary limit) and
+// GraphQL (the primary as 200, with and without a type, the secondary as
+// 200 and 403, the resource limit's partial data),
 // are GitHub's documented answers, x-ratelimit-* included.
 func TestContractRateLimitAnswers(t *testing.T) {
 	spec := restContract(t)
@@ -27,8 +28,15 @@ func TestContractRateLimitAnswers(t *testing.T) {
 	s.SecondaryLimit(1, http.StatusTooManyRequests, 30*time.Second)
 	_, _, _ = a.Issue(ctx, inst, "hive", "t27", 5)
 	b := []string{"queen-1", "queen-2"}
+	// A primary limit holds the installation's resource until its reset:
+	// each is sent by an App of its own.
 	s.GraphQLRateLimit(1, time.Now().Add(time.Hour))
-	a.BatchPRStates(ctx, inst, "hive", "t27", b)
+	newApp(t, s).BatchPRStates(ctx, inst, "hive", "t27", b)
+	s.SpendRateLimit("graphql", time.Now().Add(time.Hour))
+	newApp(t, s).BatchPRStates(ctx, inst, "hive", "t27", b)
+	s.SpendRateLimit("core", time.Now().Add(time.Hour))
+	_, _ = newApp(t, s).ListBranchPRs(ctx, inst, "hive", "t27", "queen-1")
+	s.ClearFaults()
 	s.GraphQLSecondaryLimit(1, http.StatusOK, 0)
 	a.BatchPRStates(ctx, inst, "hive", "t27", b)
 	s.GraphQLSecondaryLimit(1, http.StatusForbidden, 0)
@@ -55,7 +63,7 @@ func TestContractRateLimitAnswers(t *testing.T) {
 			}
 		}
 	}
-	if limited[http.StatusForbidden] < 2 || limited[http.StatusTooManyRequests] < 1 {
+	if limited[http.StatusForbidden] < 3 || limited[http.StatusTooManyRequests] < 1 {
 		t.Errorf("answers by status %v: want the 403s and the 429", limited)
 	}
 }

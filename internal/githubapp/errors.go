@@ -102,7 +102,8 @@ func (e *GraphQLError) limit() (verdict, bool) {
 // unusable, that a smaller query does not meet.
 func resourceLimited(err error) bool {
 	var ge *GraphQLError
-	if !errors.As(err, &ge) || len(ge.Path) > 0 {
+	var le *LimitedError
+	if !errors.As(err, &ge) || len(ge.Path) > 0 || errors.As(err, &le) {
 		return false
 	}
 	return strings.Contains(ge.Type, "RESOURCE_LIMIT") || strings.Contains(strings.ToLower(ge.Message), "resource limit")
@@ -161,6 +162,10 @@ func limited(wait time.Duration, named bool) verdict {
 func classify(err error) verdict {
 	if err == nil {
 		return verdict{kind: None}
+	}
+	var le *LimitedError
+	if errors.As(err, &le) {
+		return limited(le.Wait, true)
 	}
 	if errors.Is(err, ErrBadAnswer) {
 		return verdict{kind: BadAnswer}

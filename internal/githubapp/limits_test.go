@@ -126,3 +126,37 @@ func TestResourceLimitSplitsTheBatch(t *testing.T) {
 		t.Fatalf("a single branch over the limit: %v, want an error to retry", err)
 	}
 }
+
+// x-ratelimit-remaining 0 is a primary limit whatever the body: a GraphQL
+// answer in any shape waits until the reset, and the installation's next
+// GraphQL read is not sent before it.
+func TestNoneRemainingHoldsGraphQLWhateverTheBody(t *testing.T) {
+	ctx := context.Background()
+	for _, body := range []string{
+		`{"errors":[{"message":"API rate limit exceeded for installation ID 1."}]}`,
+		`{"errors":[{"message":"Something went wrong while executing your query."}]}`,
+		`{"message":"API rate limit exceeded for installation ID 1."}`,
+		`{"data":null}`,
+	} {
+		t.Run(body, func(t *testing.T) {
+			s, a := setup(t)
+			reset := time.Now().Add(10 * time.Minute)
+			s.AnswerNextWith("/graphql", http.StatusOK, http.Header{"X-Ratelimit-Remaining": {"0"},
+				"X-Ratelimit-Reset": {strconv.FormatInt(reset.Unix(), 10)}, "X-Ratelimit-Resource": {"graphql"}}, []byte(body), 1)
+			b := []string{"queen-1", "queen-2"}
+			for try := range 2 {
+				err := a.BatchPRStates(ctx, inst, "hive", "t27", b)["queen-2"].Err
+				d, ok := githubapp.WaitFor(err)
+				if !ok || !githubapp.NamedWait(err) || d < 9*time.Minute || d > 10*time.Minute {
+					t.Fatalf("try %d: %v: WaitFor = %s %v, named %v; want the 10 minutes until the reset", try, err, d, ok, githubapp.NamedWait(err))
+				}
+			}
+			if q := s.Count(githubtest.RouteGraphQL); q != 1 {
+				t.Errorf("%d GraphQL requests, want 1: the second waits for the reset unsent", q)
+			}
+			if _, err := a.ListBranchPRs(ctx, inst, "hive", "t27", "queen-1"); err != nil {
+				t.Errorf("REST (core) is not held by GraphQL's limit: %v", err)
+			}
+		})
+	}
+}

@@ -273,10 +273,15 @@ func (a *App) batch(ctx context.Context, in *installation, installationID int64,
 	}
 	defer resp.Body.Close()
 	if err := github.CheckResponse(resp); err != nil {
-		all(err)
+		all(in.limits.answered(req, resp, err))
 		return
 	}
 	paged := readBatch(op, owner+"/"+repo, chunk, resp.Body, resp.Header, sent, out)
+	for _, b := range chunk {
+		if r := out[b]; r.Err != nil {
+			out[b] = BatchResult{Err: in.limits.answered(req, resp, r.Err)}
+		}
+	}
 	if len(chunk) > 1 && resourceLimited(out[chunk[0]].Err) {
 		// GitHub's resource limits answer a query too costly as a whole;
 		// its halves are read apart, down to single branches, before the

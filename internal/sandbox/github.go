@@ -144,6 +144,7 @@ type GitHub struct {
 	remaining     int
 	legacyTokens  bool
 	resourceLimit int // aliases a GraphQL query may hold; 0: no limit
+	spent         map[string]time.Time // resource -> the reset of its spent primary limit
 	moved         moves
 	empty         map[string]bool // repositories with no commit yet, lower case
 }
@@ -173,6 +174,7 @@ func NewGitHub() (*GitHub, error) {
 		nextDelivery:  1000,
 		redeliverCode: http.StatusOK,
 		graphqlErrors: map[string]bool{},
+		spent:         map[string]time.Time{},
 		listErrors:    map[string]bool{},
 		prRefusals:    map[string]map[string]any{},
 		remaining:     5000,
@@ -542,6 +544,55 @@ func (s *GitHub) ClearFaults() {
 	s.prRefusals = map[string]map[string]any{}
 	s.down = false
 	s.resourceLimit = 0
+	s.spent = map[string]time.Time{}
+}
+
+// SpendRateLimit spends the installations' primary limit of resource
+// ("core" or "graphql") until reset (or ClearFaults): each of their
+// requests is answered as GitHub answers it, x-ratelimit-remaining 0 and
+// the reset, with 403 and a message on REST, and on GraphQL with HTTP 200
+// and {"errors":[{"message":"API rate limit exceeded for installation ID
+// N."}]}, no type: only the headers say it is the primary limit.
+func (s *GitHub) SpendRateLimit(resource string, reset time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.spent[resource] = reset
+}
+
+// resourceOf is the rate-limit resource GitHub counts r against.
+func resourceOf(r *http.Request) string {
+	if r.URL.Path == "/graphql" {
+		return "graphql"
+	}
+	return "core"
+}
+
+// limitSpent answers r as GitHub does once its installation's primary
+// limit is spent (SpendRateLimit); false when it is not.
+func (s *GitHub) limitSpent(w http.ResponseWriter, r *http.Request) bool {
+	resource := resourceOf(r)
+	s.mu.Lock()
+	reset, ok := s.spent[resource]
+	s.mu.Unlock()
+	if !ok || !time.Now().Before(reset) {
+		return false
+	}
+	in := s.tokenInstallation(r)
+	if in == nil {
+		return false // the App's own requests (JWT) have a budget of their own
+	}
+	h := w.Header()
+	h.Set("X-RateLimit-Remaining", "0")
+	h.Set("X-RateLimit-Used", strconv.Itoa(rateLimit))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+	msg := fmt.Sprintf("API rate limit exceeded for installation ID %d.", in.id)
+	if resource == "graphql" {
+		writeJSON(w, http.StatusOK, map[string]any{"errors": []any{map[string]any{"message": msg}}})
+		return true
+	}
+	writeJSON(w, http.StatusForbidden, map[string]any{"message": msg,
+		"documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit"})
+	return true
 }
 
 // Down makes every request answer 502 while on.
@@ -618,6 +669,9 @@ func (s *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 	s.rateHeaders(w, r)
 	if down {
 		writeJSON(w, http.StatusBadGateway, map[string]any{"message": "Server Error"})
+		return
+	}
+	if s.limitSpent(w, r) {
 		return
 	}
 	if f != nil {
@@ -726,10 +780,7 @@ const rateLimit = 5000
 // every REST and GraphQL answer, errors and rate limits included (a fault
 // may set its own over them).
 func (s *GitHub) rateHeaders(w http.ResponseWriter, r *http.Request) {
-	resource := "core"
-	if r.URL.Path == "/graphql" {
-		resource = "graphql"
-	}
+	resource := resourceOf(r)
 	s.mu.Lock()
 	s.remaining = max(s.remaining-1, 1)
 	rem := s.remaining

@@ -108,8 +108,12 @@ func newEnv(t testing.TB, o options) *env {
 	}))
 	t.Cleanup(front.Close)
 	e.ghURL = front.URL + "/"
-	app, err := githubapp.New(githubapp.Config{AppID: e.gh.AppID(), PrivateKey: e.gh.Key(),
-		APIURL: e.ghURL, GraphQLURL: front.URL + "/graphql"})
+	cfg := githubapp.Config{AppID: e.gh.AppID(), PrivateKey: e.gh.Key(),
+		APIURL: e.ghURL, GraphQLURL: front.URL + "/graphql"}
+	if o.clock != nil {
+		cfg.Now = o.clock.Now
+	}
+	app, err := githubapp.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,3 +111,59 @@ func TestSecondaryLimitWithoutRetryAfterCostsAMinute(t *testing.T) {
 		})
 	}
 }
+
+// GitHub's rate-limit headers are the truth whatever the body says: a
+// GraphQL answer of HTTP 200 whose error has no type, with
+// x-ratelimit-remaining 0 and a reset 60 s away, holds the installation's
+// GraphQL reads until the reset. Re-evaluations coming back every 5 s
+// meanwhile wait for it without asking; once it passes, one read decides.
+func TestSpentGraphQLLimitHoldsTheInstallationUntilItsReset(t *testing.T) {
+	clock := testkit.NewClock(time.Now())
+	e := newEnv(t, options{freeClosedPR: true, clock: clock, readWindow: 300 * time.Millisecond})
+	const n = 2 // read together: one GraphQL query
+	e.burstRows(n)
+	reset := clock.Now().Add(60 * time.Second).Truncate(time.Second)
+	e.gh.SpendRateLimit("graphql", reset)
+
+	e.reevaluateBurst(t, n)
+	if q := e.gh.Count(githubtest.RouteGraphQL); q != 1 {
+		t.Fatalf("%d GraphQL requests, want 1", q)
+	}
+	for range 10 { // every 5 s for 50 s
+		clock.Add(5 * time.Second)
+		left := reset.Sub(clock.Now())
+		for i, w := range e.reevaluateBurst(t, n) {
+			if w.After < left-time.Second || w.After > left+time.Second {
+				t.Errorf("#%d waits %s (%v), want the %s left until the reset", i+1, w.After, w.Err, left)
+			}
+		}
+	}
+	if q := e.gh.Count(githubtest.RouteGraphQL); q != 1 {
+		t.Fatalf("the worker asked GraphQL %d times before the reset, want once", q)
+	}
+	for i := int64(1); i <= n; i++ {
+		if e.get(i).PRs != nil {
+			t.Fatalf("#%d: a spent limit recorded PR state", i)
+		}
+	}
+
+	clock.Set(reset.Add(time.Second))
+	e.gh.ClearFaults()
+	var wg sync.WaitGroup
+	for i := int64(1); i <= n; i++ {
+		wg.Go(func() {
+			if err := e.w.Reevaluate(e.ctx, reevaluateTask(t, i, fmt.Sprintf("d-%d", i), "closed", 0)); err != nil {
+				t.Errorf("#%d after the reset: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if q := e.gh.Count(githubtest.RouteGraphQL); q != 2 {
+		t.Fatalf("%d GraphQL requests after the reset, want 2", q)
+	}
+	for i := int64(1); i <= n; i++ {
+		if e.get(i).Freed == nil {
+			t.Fatalf("#%d not freed after the reset", i)
+		}
+	}
+}
