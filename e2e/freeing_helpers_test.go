@@ -219,9 +219,16 @@ func (f *fstack) waitFreed(issue int64) frClaim {
 // `key="value"` in labels.
 func (f *fstack) metric(name string, labels ...string) float64 {
 	f.t.Helper()
-	resp, err := http.Get(f.workerURL + "/metrics")
+	return scrape(f.t, f.workerURL+"/metrics", name, labels...)
+}
+
+// scrape sums the samples of name at the metrics url whose labels include
+// every `key="value"` in labels.
+func scrape(t testing.TB, url, name string, labels ...string) float64 {
+	t.Helper()
+	resp, err := http.Get(url)
 	if err != nil {
-		f.t.Fatalf("worker metrics: %v", err)
+		t.Fatalf("metrics %s: %v", url, err)
 	}
 	defer resp.Body.Close()
 	var sum float64

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -130,6 +131,10 @@ type Worker struct {
 
 	mu    sync.Mutex
 	slots map[int64]chan struct{} // concurrent pushes per installation
+
+	// syncing is set while a sync started by a task that found the
+	// registry unsynced runs (resync).
+	syncing atomic.Bool
 
 	batches map[batchKey]*readBatch // reads waiting to be sent together
 }
@@ -279,6 +284,26 @@ func (w *Worker) taskLog(ctx context.Context, t *asynq.Task) *slog.Logger {
 	return w.log.With("task_id", id, "task_type", t.Type(), "retried", n)
 }
 
+// resync syncs the installs registry from GitHub in the background, once
+// at a time: a Redis that lost the registry (restarted empty, restored
+// from a ledger backup, which does not hold it) is synced again when a
+// task needs it, not only by the next claim sweep.
+func (w *Worker) resync() {
+	if w.d.GitHub == nil || !w.syncing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer w.syncing.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultUnsyncedWait)
+		defer cancel()
+		if err := installs.Sync(ctx, w.d.GitHub, w.d.Installs); err != nil {
+			w.log.Warn("installation sync for a waiting task failed", "err", err)
+			return
+		}
+		w.log.Info("installations synced again: a task found the registry unsynced")
+	}()
+}
+
 // errNotInstalled means the repository is not in the installs registry.
 var errNotInstalled = errors.New("repository not installed")
 
@@ -295,6 +320,7 @@ func (w *Worker) installation(ctx context.Context, repo string) (int64, error) {
 			return 0, err
 		}
 		if !synced {
+			w.resync()
 			return 0, retry.Wait(DefaultUnsyncedWait, "installations not synced yet", fmt.Errorf("%s not in the registry", repo))
 		}
 		return 0, errNotInstalled
