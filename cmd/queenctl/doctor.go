@@ -121,14 +121,18 @@ func checkRedis(ctx context.Context, cfg *config.Config) (string, string) {
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		return failed("QUEEN_REDIS_URL (%s) does not answer: %v", spec, err)
 	}
-	policy, err := rdb.ConfigGet(ctx, "maxmemory-policy").Result()
-	if err != nil {
+	s := redisconn.ReadSettings(ctx, rdb)
+	switch {
+	case s.Err != nil:
+		return failed("QUEEN_REDIS_URL (%s) does not answer CONFIG GET: %v", spec, s.Err)
+	case s.Refused != nil:
 		// A managed Redis may refuse CONFIG; what it answers is the
 		// provider's setting to check.
-		return checkOK, fmt.Sprintf("%s answers; its maxmemory-policy is unknown (CONFIG GET refused: %v): it must be %s", spec, err, redisconn.NoEviction)
-	}
-	if got := policy["maxmemory-policy"]; got != redisconn.NoEviction {
-		return failed("%s answers, but its maxmemory-policy is %q: set %s, or Redis drops queued tasks and claims when full", spec, got, redisconn.NoEviction)
+		return checkOK, fmt.Sprintf("%s answers; its maxmemory-policy is unknown (CONFIG GET refused: %v): it must be %s", spec, s.Refused, redisconn.NoEviction)
+	case s.Evicts():
+		return failed("%s answers, but its maxmemory-policy is %q: set %s, or Redis drops queued tasks and claims when full", spec, s.Policy, redisconn.NoEviction)
+	case !s.Persistent():
+		return checkOK, fmt.Sprintf("%s answers, maxmemory-policy %s; persistence is off (appendonly no, no save rule): a restart loses the ledger", spec, redisconn.NoEviction)
 	}
 	return checkOK, fmt.Sprintf("%s answers, maxmemory-policy %s", spec, redisconn.NoEviction)
 }

@@ -2,6 +2,7 @@ package redisconn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -15,9 +16,12 @@ const NoEviction = "noeviction"
 // Settings are the Redis settings that decide whether it keeps what the
 // ledger and the queue write: its eviction policy and its persistence.
 type Settings struct {
-	// Refused is CONFIG GET's error (a managed Redis may refuse it): then
-	// every setting is unknown, which is not the same as unsafe.
-	Refused    error
+	// Refused is Redis refusing CONFIG GET (a managed Redis renames or
+	// forbids it): then every setting is unknown, which is not unsafe.
+	Refused error
+	// Err is a read that failed otherwise (Redis unreachable, not ready):
+	// it says nothing of the settings.
+	Err        error
 	Policy     string // maxmemory-policy
 	AppendOnly string // appendonly: "yes" or "no"
 	Save       string // save: "" when RDB snapshots are off
@@ -30,8 +34,11 @@ func ReadSettings(ctx context.Context, rdb redis.UniversalClient) Settings {
 	got := map[string]string{}
 	for _, name := range []string{"maxmemory-policy", "appendonly", "save"} {
 		m, err := rdb.ConfigGet(ctx, name).Result()
-		if err != nil {
+		if err != nil && configRefused(err) {
 			return Settings{Refused: err}
+		}
+		if err != nil {
+			return Settings{Err: err}
 		}
 		for k, v := range m {
 			got[k] = v
@@ -42,7 +49,32 @@ func ReadSettings(ctx context.Context, rdb redis.UniversalClient) Settings {
 }
 
 // Known reports whether Redis answered CONFIG GET.
-func (s Settings) Known() bool { return s.Refused == nil }
+func (s Settings) Known() bool { return s.Refused == nil && s.Err == nil }
+
+// configRefused reports Redis answering CONFIG GET with a refusal of the
+// command (renamed away, or outside the user's ACL), not an outage.
+func configRefused(err error) bool {
+	if redis.IsPermissionError(err) {
+		return true
+	}
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.HasPrefix(msg, "err unknown command") || strings.HasPrefix(msg, "err unknown subcommand")
+}
+
+// EvictionError is a maxmemory-policy that evicts: a readiness failure.
+type EvictionError struct{ Policy string }
+
+func (e *EvictionError) Error() string { return "redis: " + e.Word() }
+
+// Word is /readyz's reason for it (metrics.Health reads it): the policy
+// and the fix.
+func (e *EvictionError) Word() string {
+	return "maxmemory-policy " + e.Policy + " evicts rows; set " + NoEviction
+}
 
 // Evicts reports whether Redis may drop keys when full: a known policy
 // other than noeviction.
@@ -56,6 +88,9 @@ func (s Settings) Persistent() bool {
 
 // String says the settings in one line, for status output and logs.
 func (s Settings) String() string {
+	if s.Err != nil {
+		return fmt.Sprintf("settings not read: %v", s.Err)
+	}
 	if !s.Known() {
 		return fmt.Sprintf("settings unknown (CONFIG GET refused: %v)", s.Refused)
 	}

@@ -5,6 +5,7 @@ package testkit
 import (
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -56,4 +57,17 @@ func (s *Buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Eventually polls cond every 10 ms until it holds, failing tb naming what
+// was awaited once limit has passed (a bound against hanging, not a speed
+// assertion).
+func Eventually(tb testing.TB, limit time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	for end := time.Now().Add(limit); !cond(); {
+		if time.Now().After(end) {
+			tb.Fatalf("timed out after %s waiting for %s", limit, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -90,6 +90,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	reg.MustRegister(metrics.NewQueueCollector(insp, tasks.Queue))
 	reg.MustRegister(redisavail.NewUpCollector(func(ctx context.Context) error { return rdb.Ping(ctx).Err() }))
+	settings := redisavail.NewSettingsWatch(rdb, log)
+	settings.Register(reg)
 	hook, err := ghevents.NewHandler(ghevents.Config{
 		Secrets:         [][]byte{[]byte(cfg.WebhookSecret), []byte(cfg.WebhookSecretPrev)},
 		Enqueuer:        ackedEnqueuer{tasks.NewEnqueuer(client, insp)},
@@ -123,6 +125,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	health := metrics.Health(reg, log, map[string]metrics.Check{
 		"redis":  func(ctx context.Context) error { return redisconn.Refusal(rdb.Ping(ctx).Err(), spec) },
 		"ledger": led.Err,
+		// A maxmemory-policy that evicts drops rows and tasks silently.
+		"redis_settings": settings.Check,
 		// "refused" while GitHub refuses the App's id and key: every
 		// delivery would wait for an installation sync that cannot succeed.
 		"github_app": githubapp.CredentialsCheck(gh),
@@ -158,6 +162,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 		if err != nil {
 			return
 		}
+		settings.Read(ctx)
+		syncing.Add(1)
+		go func() { defer syncing.Done(); settings.Watch(ctx, redisavail.SettingsEvery) }()
 		if err := led.OpenUntilDone(ctx, log); err != nil {
 			if ctx.Err() == nil {
 				impossible <- err

@@ -142,6 +142,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	reg.MustRegister(metrics.NewQueueCollector(insp, tasks.Queue))
 	reg.MustRegister(redisavail.NewUpCollector(func(ctx context.Context) error { return rdb.Ping(ctx).Err() }))
+	settings := redisavail.NewSettingsWatch(rdb, log)
+	settings.Register(reg)
 	wm := metrics.NewWorker(reg)
 
 	registry := installs.New(rdb)
@@ -191,6 +193,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	health := serve.NewServer(cfg.APIListen, serve.RefuseUnclean(metrics.Health(reg, log, map[string]metrics.Check{
 		"redis":  func(ctx context.Context) error { return redisconn.Refusal(rdb.Ping(ctx).Err(), spec) },
 		"ledger": led.Err,
+		// A maxmemory-policy that evicts drops rows and tasks silently.
+		"redis_settings": settings.Check,
 		// "refused" while GitHub refuses the App's id and key: every
 		// delivery would wait for an installation sync that cannot succeed.
 		"github_app": githubapp.CredentialsCheck(app),
@@ -219,6 +223,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	if err != nil {
 		err = config.RedisError(err) // a Redis that can never answer as configured: exit 2
 	} else {
+		settings.Read(ctx)
+		bg.Go(func() { settings.Watch(ctx, redisavail.SettingsEvery) })
 		err = led.OpenUntilDone(ctx, log) // a newer ledger: exit 2
 	}
 	if err != nil {
