@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -15,7 +16,9 @@ import (
 	"github.com/queen-app/queen-app/internal/config"
 	"github.com/queen-app/queen-app/internal/export"
 	"github.com/queen-app/queen-app/internal/githubapp"
+	"github.com/queen-app/queen-app/internal/logging"
 	"github.com/queen-app/queen-app/internal/redisconn"
+	"github.com/redis/go-redis/v9"
 )
 
 // Doctor's bounds: each check gets checkTimeout; recentDeliveries is how
@@ -67,6 +70,9 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 		printErr(stderr, "doctor", err)
 		return 2
 	}
+	// The report says what Redis did; go-redis's own pool lines on stderr
+	// would only repeat it.
+	redis.SetLogger(logging.Redis(slog.New(slog.DiscardHandler)))
 	results := doctor(context.Background(), cfg)
 	writeReport(stdout, results)
 	for _, r := range results {
@@ -119,6 +125,10 @@ func checkRedis(ctx context.Context, cfg *config.Config) (string, string) {
 	rdb := redisconn.New(spec)
 	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
+		var refused *redisconn.RefusedError
+		if errors.As(redisconn.Refusal(err, spec), &refused) {
+			return failed("%s answers, but %v", spec, refused)
+		}
 		return failed("QUEEN_REDIS_URL (%s) does not answer: %v", spec, err)
 	}
 	s := redisconn.ReadSettings(ctx, rdb)

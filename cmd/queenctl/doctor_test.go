@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -137,5 +141,42 @@ func TestDoctorSaysNoDeliveriesAndRefusesBadConfig(t *testing.T) {
 	}
 	if code, out, _ := ctl("doctor", "--help"); code != 0 || !strings.Contains(out, "github_app") {
 		t.Fatalf("doctor --help: exit %d\n%s", code, out)
+	}
+}
+
+// Run as a process, doctor's Redis line is all it says of Redis: no
+// go-redis pool lines on stderr while Redis is down, and a refused
+// password names QUEEN_REDIS_PASSWORD, as the webhook's log does.
+func TestDoctorProcessRedisDownAndRefused(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	}
+	bin := filepath.Join(t.TempDir(), "queenctl")
+	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	doctorEnv(t)
+	locked := redistest.StartWith(t, redistest.Options{Password: "the-right-password-0123"})
+	down := redistest.Start(t)
+	down.Kill()
+	for _, c := range []struct {
+		name, url, says string
+	}{
+		{"down", down.URL(), "does not answer"},
+		{"wrong password", locked.URL(), "QUEEN_REDIS_PASSWORD"},
+	} {
+		cmd := exec.Command(bin, "doctor")
+		cmd.Env = append(os.Environ(), "QUEEN_REDIS_URL="+c.url)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		_ = cmd.Run()
+		m := reportLines(t, stdout.String())
+		if !strings.HasPrefix(m["redis"], "FAIL") || !strings.Contains(m["redis"], c.says) {
+			t.Errorf("%s: %q, want a FAIL saying %q", c.name, m["redis"], c.says)
+		}
+		if stderr.Len() != 0 {
+			t.Errorf("%s: stderr holds more than the report:\n%s", c.name, stderr.String())
+		}
 	}
 }
