@@ -8,7 +8,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,12 +40,18 @@ const SourceHeader = apiwire.SourceHeader
 
 // Config configures the API handler.
 type Config struct {
-	Ledger      *ledger.Ledger // required
-	Token       string         // required: the bearer token of every /v1 request
-	ReviewFirst bool           // QUEEN_REVIEW_FIRST: admission applies the review-first card
-	Now         func() time.Time
-	Logger      *slog.Logger          // nil: discard
-	Registerer  prometheus.Registerer // nil: no metrics
+	Ledger *ledger.Ledger // required
+	Token  string         // required: the bearer token of every /v1 request
+	// ViewerToken (QUEEN_UI_TOKEN) optionally reads: the claims page and
+	// every GET /v1/*; any other method with it is a 403.
+	ViewerToken string
+	// Queues and QueuesReadOnly serve the queue UI under QueuesPath to a
+	// signed-in operator and viewer; nil answers 404.
+	Queues, QueuesReadOnly http.Handler
+	ReviewFirst            bool // QUEEN_REVIEW_FIRST: admission applies the review-first card
+	Now                    func() time.Time
+	Logger                 *slog.Logger          // nil: discard
+	Registerer             prometheus.Registerer // nil: no metrics
 	// Enqueuer stores the export:push tasks a person asks for; nil answers
 	// those requests 503 "export push not configured".
 	Enqueuer Enqueuer
@@ -83,7 +88,9 @@ type Enqueuer interface {
 
 type server struct {
 	ledger      *ledger.Ledger
-	tokenSum    [sha256.Size]byte
+	tokens      tokens
+	sessions    *sessions
+	queues      [2]http.Handler // by role: viewer, operator
 	reviewFirst bool
 	now         func() time.Time
 	enqueuer    Enqueuer
@@ -102,21 +109,26 @@ type server struct {
 	mux         *http.ServeMux
 }
 
-// New returns the handler of the /v1 routes. Mount it so that it sees every
+// New returns the handler of the /v1 routes and the claims page (UIPath). Mount it so that it sees every
 // /v1 request's path as sent: on a ServeMux, which cleans paths with a
 // redirect first, a ".." path would skip the token check.
 func New(cfg Config) (http.Handler, error) {
 	switch {
 	case cfg.Token == "":
 		return nil, errors.New("api: Config.Token is empty")
+	case cfg.ViewerToken == cfg.Token:
+		return nil, errors.New("api: Config.ViewerToken is the API token")
 	case cfg.Ledger == nil:
 		return nil, errors.New("api: Config.Ledger is nil")
 	case cfg.Enqueuer != nil && cfg.ExportWorkers == nil:
 		return nil, errors.New("api: Config.ExportWorkers is nil while Enqueuer is set")
 	}
 	s := &server{
-		ledger:      cfg.Ledger,
-		tokenSum:    sha256.Sum256([]byte(cfg.Token)),
+		ledger: cfg.Ledger,
+		tokens: tokens{api: sha256.Sum256([]byte(cfg.Token)), viewer: sha256.Sum256([]byte(cfg.ViewerToken)),
+			hasViewer: cfg.ViewerToken != ""},
+		sessions:    newSessions(cfg.Token, cfg.ViewerToken),
+		queues:      [2]http.Handler{cfg.QueuesReadOnly, cfg.Queues},
 		reviewFirst: cfg.ReviewFirst,
 		now:         cfg.Now,
 		enqueuer:    cfg.Enqueuer,
@@ -274,6 +286,10 @@ type request struct {
 }
 
 func (s *server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	if isUI(r.URL.Path) {
+		s.ui(rw, r)
+		return
+	}
 	w := &responseWriter{ResponseWriter: rw}
 	start := time.Now()
 	s.serve(w, r)
@@ -299,9 +315,16 @@ func (s *server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 // that keeps sending them is answered 429, the right one never), refuses
 // a path ServeMux would redirect, and routes.
 func (s *server) serve(w *responseWriter, r *http.Request) {
-	if !s.authorized(r) {
+	switch s.roleOf(r) {
+	case roleNone:
 		s.refuse(w, r)
 		return
+	case roleViewer:
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.route = "read_only"
+			w.fail(http.StatusForbidden, "this token or sign-in only reads: "+r.Method+" needs the API token", "")
+			return
+		}
 	}
 	if !s.waitStarted(r.Context()) {
 		w.route = "starting"
@@ -318,39 +341,56 @@ func (s *server) serve(w *responseWriter, r *http.Request) {
 }
 
 // refuse answers a wrong or missing token: 429 with Retry-After while
-// its address waits, else 401; the burst's first refusal and each wait
-// are logged, never the token.
+// its address waits, else 401.
 func (s *server) refuse(w *responseWriter, r *http.Request) {
-	addr := clientAddr(r)
-	ref := s.auth.refuse(addr, s.now())
-	if ref.throttled > 0 {
-		secs := int((ref.throttled + time.Second - 1) / time.Second)
+	if secs := s.refused(r, ""); secs > 0 {
 		w.route = "throttled"
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		w.fail(http.StatusTooManyRequests, fmt.Sprintf("too many wrong bearer tokens from this address; retry in %d s", secs), "")
 		return
-	}
-	if ref.log {
-		attrs := []slog.Attr{slog.String("client", addr), slog.Int("refused", ref.refused)}
-		if ref.wait > 0 {
-			attrs = append(attrs, slog.Duration("wait", ref.wait))
-		}
-		s.log.LogAttrs(r.Context(), slog.LevelWarn, "api authentication refused", attrs...)
 	}
 	w.route = "unauthorized"
 	w.Header().Set("WWW-Authenticate", `Bearer realm="queen-app"`)
 	w.fail(http.StatusUnauthorized, "missing or wrong bearer token in the Authorization header", "")
 }
 
-// authorized compares sha256 sums of the given and the expected token in
-// constant time, so neither the content nor the length leaks.
-func (s *server) authorized(r *http.Request) bool {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+// refused counts a wrong token of r with the guard and answers the
+// seconds its address must wait, 0 for none. The burst's first refusal
+// and each wait are logged (with at, when not ""), never the token.
+func (s *server) refused(r *http.Request, at string) int {
+	addr := clientAddr(r)
+	ref := s.auth.refuse(addr, s.now())
+	if ref.throttled > 0 {
+		return int((ref.throttled + time.Second - 1) / time.Second)
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	return subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1
+	if ref.log {
+		attrs := []slog.Attr{slog.String("client", addr), slog.Int("refused", ref.refused)}
+		if at != "" {
+			attrs = append(attrs, slog.String("at", at))
+		}
+		if ref.wait > 0 {
+			attrs = append(attrs, slog.Duration("wait", ref.wait))
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelWarn, "api authentication refused", attrs...)
+	}
+	return 0
+}
+
+// roleOf is what r may do: by its bearer token, else by its session
+// cookie (a session reads only, whichever token signed it in, so no page
+// can be made to write for its visitor).
+func (s *server) roleOf(r *http.Request) role {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, token, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			return roleNone
+		}
+		return s.tokens.roleOf(strings.TrimSpace(token))
+	}
+	if ro, _, _ := s.sessions.read(r, s.now()); ro != roleNone {
+		return roleViewer
+	}
+	return roleNone
 }
 
 func (s *server) bind(r *http.Request) (*request, error) {

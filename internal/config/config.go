@@ -71,6 +71,7 @@ type Config struct {
 	Listen    string
 	APIListen string
 	APIToken  string  // never logged
+	UIToken   string  // QUEEN_UI_TOKEN: reads the claims page and GET /v1/*, never writes; never logged
 	QueenAPI  string  // where queenctl finds the claims API
 	QueenCA   []byte  // PEM certificates queenctl trusts for QueenAPI beyond the system's
 	TLS       TLSPair // QUEEN_LISTEN's certificate, webhook only
@@ -180,6 +181,7 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 		Listen:                r.listen("QUEEN_LISTEN", DefaultListen),
 		APIListen:             r.listen("QUEEN_API_LISTEN", apiListenOf(role)),
 		APIToken:              r.secret("QUEEN_API_TOKEN", "QUEEN_API_TOKEN_FILE", 0),
+		UIToken:               r.secret("QUEEN_UI_TOKEN", "QUEEN_UI_TOKEN_FILE", 0),
 		QueenAPI:              r.apiURL("QUEEN_API_URL", DefaultQueenAPI),
 		WebhookSecret:         r.secret("GITHUB_WEBHOOK_SECRET", "GITHUB_WEBHOOK_SECRET_FILE", 0),
 		WebhookSecretPrev:     r.secret("GITHUB_WEBHOOK_SECRET_PREVIOUS", "GITHUB_WEBHOOK_SECRET_PREVIOUS_FILE", absentIsUnset),
@@ -232,6 +234,9 @@ func Load(role Role, getenv func(string) string) (*Config, error) {
 			if c.APIToken == "" {
 				r.fail("QUEEN_API_TOKEN", "is required (or QUEEN_API_TOKEN_FILE)")
 			}
+			if c.UIToken != "" && c.UIToken == c.APIToken {
+				r.fail("QUEEN_UI_TOKEN", "must differ from QUEEN_API_TOKEN: it is the read-only token")
+			}
 		}
 		if role == Worker && c.ExportURL != "" {
 			if c.ExportToken == "" {
@@ -269,6 +274,7 @@ func (r *reader) secretsLongEnough(c *Config, spec *redisconn.Spec) {
 		{"GITHUB_WEBHOOK_SECRET", c.WebhookSecret},
 		{"GITHUB_WEBHOOK_SECRET_PREVIOUS", c.WebhookSecretPrev},
 		{"QUEEN_API_TOKEN", c.APIToken},
+		{"QUEEN_UI_TOKEN", c.UIToken},
 		{"QUEEN_EXPORT_TOKEN", c.ExportToken},
 		{redisVar, redisPW},
 		{redisconn.SentinelPasswordVar, c.RedisSentinelPassword},
@@ -290,6 +296,7 @@ func (r *reader) secretsLongEnough(c *Config, spec *redisconn.Spec) {
 func (r *reader) tokensSendable(c *Config) {
 	for _, s := range []struct{ name, value string }{
 		{"QUEEN_API_TOKEN", c.APIToken},
+		{"QUEEN_UI_TOKEN", c.UIToken},
 		{"QUEEN_EXPORT_TOKEN", c.ExportToken},
 	} {
 		for i := 0; i < len(s.value); i++ {

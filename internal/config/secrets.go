@@ -5,7 +5,7 @@ package config
 // would appear. Load has held each to MinSecretLen.
 func (c *Config) Secrets() []string {
 	out := []string{}
-	all := []string{c.WebhookSecret, c.WebhookSecretPrev, c.APIToken, c.ExportToken,
+	all := []string{c.WebhookSecret, c.WebhookSecretPrev, c.APIToken, c.UIToken, c.ExportToken,
 		c.RedisPassword, c.RedisSentinelPassword}
 	if c.RedisURL != "" && c.RedisPassword == "" {
 		if s, err := c.Redis(); err == nil {

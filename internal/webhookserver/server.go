@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/hibiken/asynq"
+	"github.com/hibiken/asynqmon"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/api"
 	"github.com/queen-app/queen-app/internal/config"
@@ -111,9 +113,14 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 	led.Guard()
 	reg.MustRegister(metrics.NewStateGauge("queen_ledger_state",
 		"1 for the ledger's state (open, or why it cannot be used), 0 for the others.", ledger.States, led.State))
+	queues := func(readOnly bool) http.Handler {
+		return asynqmon.New(asynqmon.Options{RootPath: strings.TrimSuffix(api.QueuesPath, "/"),
+			RedisConnOpt: sharedRedis{rdb}, ReadOnly: readOnly})
+	}
 	claims, err := api.New(api.Config{
 		Ledger: led,
-		Token:  cfg.APIToken, ReviewFirst: cfg.ReviewFirst, Logger: log, Registerer: reg,
+		Token:  cfg.APIToken, ViewerToken: cfg.UIToken, Queues: queues(false), QueuesReadOnly: queues(true),
+		ReviewFirst: cfg.ReviewFirst, Logger: log, Registerer: reg,
 		Enqueuer: tasks.NewEnqueuer(client, insp), ExportWorkers: export.Workers{RDB: rdb},
 		ExportRepo: cfg.ExportRepo, Started: led.WaitStarted,
 		MaxWatchers: int(cfg.APIMaxWatchers), Done: ctx.Done(), // streams end as the shutdown begins
@@ -198,6 +205,12 @@ func tlsConfig(pair config.TLSPair, log *slog.Logger) (*tls.Config, error) {
 	return c, nil
 }
 
+// sharedRedis hands asynqmon the process's Redis client instead of a
+// second pool of its own.
+type sharedRedis struct{ c redis.UniversalClient }
+
+func (s sharedRedis) MakeRedisClient() any { return s.c }
+
 // ackedEnqueuer enqueues a delivery's task under redisconn.DeliveryWrite:
 // with Sentinel the 202 waits until a replica holds the task.
 type ackedEnqueuer struct{ *tasks.Enqueuer }
@@ -218,13 +231,13 @@ func hookHandler(hook http.Handler) http.Handler {
 	return serve.RefuseUnclean(mux)
 }
 
-// apiHandler serves QUEEN_API_LISTEN: /v1 requests reach the claims API with
+// apiHandler serves QUEEN_API_LISTEN: /v1 and /ui requests reach the claims API with
 // their path as sent, so it authenticates them before anything else; health
 // and metrics are beside it.
 func apiHandler(health *http.ServeMux, claims http.Handler) http.Handler {
 	rest := serve.RefuseUnclean(health)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; p == "/v1" || strings.HasPrefix(p, "/v1/") {
+		if p := r.URL.Path; p == "/v1" || strings.HasPrefix(p, "/v1/") || p == "/ui" || strings.HasPrefix(p, api.UIPath) {
 			claims.ServeHTTP(w, r)
 			return
 		}
