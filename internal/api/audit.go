@@ -44,6 +44,9 @@ func (s *server) audit(ctx context.Context, w *responseWriter, r *request) error
 	if err != nil {
 		return err
 	}
+	for _, err := range res.Unreadable {
+		s.log.Error("audit: an audit stream message is no entry; left out", "err", err.Error())
+	}
 	out := apiwire.AuditList{Entries: res.Entries, More: res.More}
 	if out.Entries == nil {
 		out.Entries = []ledger.Entry{}

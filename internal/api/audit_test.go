@@ -3,8 +3,11 @@ package api_test
 import (
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/apiwire"
 	"github.com/queen-app/queen-app/internal/audit"
@@ -77,5 +80,27 @@ func TestPutTakesRepoAndIssueEqualToThePath(t *testing.T) {
 	} {
 		e.req(t, "PUT", path("hive/t27", 9200, "dispatches"), body(extra)).mustCode(t, 400, field)
 		e.absent(t, "hive/t27", 9200)
+	}
+}
+
+// A message of the audit stream that is no entry (a hand edit) is left out
+// and logged, as the watch stream leaves it out: the list around it, and
+// the newest entry a watch starts after, are still read.
+func TestAuditLeavesOutAMessageThatIsNoEntry(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	e.put(t, "hive/t27", 1, working)
+	if err := e.redis.Client().XAdd(t.Context(), &redis.XAddArgs{Stream: "queen:audit",
+		Values: map[string]any{"entry": "{not json"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"?limit=1", "", "?repo=hive/t27"} {
+		var out apiwire.AuditList
+		e.req(t, "GET", "/v1/audit"+q, "").decode(t, &out)
+		if len(out.Entries) != 1 || out.Entries[0].Issue != 1 {
+			t.Fatalf("GET /v1/audit%s: %+v, want the entry of issue 1", q, out)
+		}
+	}
+	if !strings.Contains(e.logs.String(), "no entry; left out") {
+		t.Fatalf("the message left out is not logged: %s", e.logs.String())
 	}
 }

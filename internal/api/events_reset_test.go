@@ -8,7 +8,8 @@ import (
 )
 
 // A stream trimmed to nothing holds no entry after any id: a resume is a
-// reset whose oldest is "", and "0-0" (from the beginning) is not.
+// reset whose oldest is "", "0-0" (from the beginning) too; both then
+// follow the live changes.
 func TestEventsResetWhenTheStreamWasEmptied(t *testing.T) {
 	e := newWatchEnv(t, watchOpts{})
 	for i := 1; i <= 3; i++ {
@@ -33,6 +34,9 @@ func TestEventsResetWhenTheStreamWasEmptied(t *testing.T) {
 		t.Fatalf("reset %v, want %v", r, want)
 	}
 	w0 := e.watch(t, "", "Last-Event-ID", "0-0")
+	if ev := w0.next(t); ev.Event != "reset" || ev.ID != "" {
+		t.Fatalf("after 0-0 on an emptied stream: %+v, want a reset without id", ev)
+	}
 	w0.quiet(t, 100*time.Millisecond)
 	e.put(t, "hive/t27", 4, working)
 	for _, w := range []*watch{w, w0} {

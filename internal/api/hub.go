@@ -76,10 +76,13 @@ type change struct {
 	frame []byte
 }
 
-// batch holds every entry of the stream after from, up to last.
+// batch holds every entry of the stream after from, up to last, unless
+// gap: then some after from may be missing, and each watcher reads them
+// itself (or is reset).
 type batch struct {
 	from, last ledger.AuditID
 	changes    []change
+	gap        bool
 }
 
 // watcher is one stream's place in the hub; the hub closes ch when it
@@ -168,11 +171,14 @@ func (h *hub) run() {
 	}()
 	var from ledger.AuditID
 	started, failures := false, 0
+	emptyAtZero := false // from is the zero id of a stream that held nothing
 	for ctx.Err() == nil && !h.idle() {
 		var b *batch
 		var err error
 		if !started {
-			if _, from, _, err = h.s.ledger.AuditEnds(ctx); err == nil {
+			var held bool
+			if _, from, held, err = h.s.ledger.AuditEnds(ctx); err == nil {
+				emptyAtZero = !held
 				// Watchers that read their place before this reader's
 				// start catch up now, not at the next change.
 				started, b = true, &batch{from: from, last: from}
@@ -181,7 +187,10 @@ func (h *hub) run() {
 			var rd ledger.AuditRead
 			if rd, err = h.s.ledger.WaitAudit(ctx, from, watchBatch, watchBlock); err == nil && rd.Messages > 0 {
 				h.s.logUnreadable(rd)
-				b, err = h.s.render(ctx, from, rd, "")
+				if b, err = h.s.render(ctx, from, rd, ""); err == nil {
+					b.gap = rd.Gap && !emptyAtZero
+					emptyAtZero = false
+				}
 			}
 		}
 		if err != nil {

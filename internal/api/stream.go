@@ -70,25 +70,17 @@ func (s *server) events(ctx context.Context, w *responseWriter, r *request) erro
 	defer func() { s.hub.unsubscribe(st.sub) }()
 	// Where to start, read after subscribing: whatever the hub reads from
 	// here on reaches this watcher, and a batch starting past it is read
-	// from the stream first.
+	// from the stream first. A resume starts with the backlog, whose first
+	// read resets when the stream no longer holds the id.
 	bctx, cancel := context.WithTimeout(ctx, redisavail.Budget)
-	oldest, newest, held, err := s.ledger.AuditEnds(bctx)
+	_, newest, held, err := s.ledger.AuditEnds(bctx)
 	cancel()
 	if err != nil {
 		return err
 	}
-	last, resume := newest, after != nil
-	var reset *apiwire.Reset
+	st.last, st.emptyAtZero = newest, !held
 	if after != nil {
-		if (held && after.Before(oldest)) || (!held && *after != (ledger.AuditID{})) {
-			reset = &apiwire.Reset{After: after.String(), Reason: apiwire.ResetReason}
-			if held {
-				reset.Oldest = oldest.String()
-			}
-			resume = false
-		} else {
-			last = *after
-		}
+		st.last, st.emptyAtZero = *after, false
 	}
 
 	h := w.Header()
@@ -102,7 +94,7 @@ func (s *server) events(ctx context.Context, w *responseWriter, r *request) erro
 	}
 	s.metrics.watchers.Inc()
 	defer s.metrics.watchers.Dec()
-	st.rc, st.last = http.NewResponseController(w), last
+	st.rc = http.NewResponseController(w)
 	// The stream outlives the server's read and write timeouts; each write
 	// has its own deadline instead.
 	_ = st.rc.SetReadDeadline(time.Time{})
@@ -116,27 +108,11 @@ func (s *server) events(ctx context.Context, w *responseWriter, r *request) erro
 		}
 	}()
 	st.write([]byte("retry: 1000\n\n"))
-	if reset != nil {
-		var buf bytes.Buffer
-		// The id is where the live changes start: a client that reconnects
-		// before the next change resumes there instead of being reset
-		// again (an SSE event without an id keeps the old one).
-		if held {
-			buf.WriteString("id: " + newest.String() + "\n")
-		}
-		buf.WriteString("event: " + apiwire.EventReset + "\ndata: ")
-		if err := encodeLine(&buf, reset); err != nil {
-			return err
-		}
-		buf.WriteString("\n")
-		st.write(buf.Bytes())
-		s.metrics.resets.Inc()
-	}
 	st.flush()
 	if st.err != nil {
 		return nil
 	}
-	return st.follow(r.Context(), resume)
+	return st.follow(r.Context(), after != nil)
 }
 
 // stream is one watcher's connection.
@@ -148,8 +124,11 @@ type stream struct {
 	repo   string
 	sub    *watcher
 	last   ledger.AuditID // every entry up to it was sent or is not watched
-	beat   *time.Timer    // the heartbeat: every write restarts it
-	err    error          // the first failed write: the client is gone
+	// emptyAtZero: last is the zero id, taken from a stream that held
+	// nothing, so the messages it dropped before are not this watcher's.
+	emptyAtZero bool
+	beat        *time.Timer // the heartbeat: every write restarts it
+	err         error       // the first failed write: the client is gone
 
 	mu      sync.Mutex // orders a write's deadline and shut's
 	closing bool       // the server shuts down
@@ -208,6 +187,9 @@ func (st *stream) send(b *batch) {
 	if st.last.Before(b.last) {
 		st.last = b.last
 	}
+	if st.last != (ledger.AuditID{}) {
+		st.emptyAtZero = false
+	}
 }
 
 // catchUp sends what the stream holds after st.last, up to its end. A
@@ -224,6 +206,8 @@ func (st *stream) catchUp(ctx context.Context) error {
 	}
 }
 
+// readBacklog sends what the stream holds after st.last, or a reset when
+// it may have dropped some of it.
 func (st *stream) readBacklog(ctx context.Context) error {
 	for st.err == nil {
 		select {
@@ -233,6 +217,14 @@ func (st *stream) readBacklog(ctx context.Context) error {
 		}
 		rctx, cancel := context.WithTimeout(ctx, redisavail.Budget)
 		rd, err := st.s.ledger.AuditAfter(rctx, st.last, watchBatch)
+		if err == nil && rd.Gap && !st.emptyAtZero {
+			err = st.reset(rctx)
+			cancel()
+			if err != nil {
+				return err
+			}
+			break
+		}
 		var b *batch
 		if err == nil && rd.Messages > 0 {
 			st.s.logUnreadable(rd)
@@ -250,6 +242,33 @@ func (st *stream) readBacklog(ctx context.Context) error {
 		}
 	}
 	st.flush()
+	return nil
+}
+
+// reset tells the watcher that changes after st.last may be missing, and
+// moves it to the newest entry held: the live changes follow it. The
+// event's id is that entry, so a client that reconnects before the next
+// change resumes there instead of being reset again (an event without an
+// id, when the stream holds none, keeps the client's old one).
+func (st *stream) reset(ctx context.Context) error {
+	oldest, newest, held, err := st.s.ledger.AuditEnds(ctx)
+	if err != nil {
+		return err
+	}
+	rs := apiwire.Reset{After: st.last.String(), Reason: apiwire.ResetReason}
+	var buf bytes.Buffer
+	if held {
+		rs.Oldest = oldest.String()
+		buf.WriteString("id: " + newest.String() + "\n")
+	}
+	buf.WriteString("event: " + apiwire.EventReset + "\ndata: ")
+	if err := encodeLine(&buf, rs); err != nil {
+		return err
+	}
+	buf.WriteString("\n")
+	st.write(buf.Bytes())
+	st.last, st.emptyAtZero = newest, !held
+	st.s.metrics.resets.Inc()
 	return nil
 }
 
@@ -281,8 +300,9 @@ func (st *stream) follow(ctx context.Context, resume bool) error {
 					slog.String("client", st.client), slog.String("last", st.last.String()))
 				return nil
 			}
-			if st.last.Before(b.from) {
-				// The hub began reading after this watcher's place.
+			if st.last.Before(b.from) || b.gap {
+				// The hub began reading after this watcher's place, or
+				// its read may have missed some: read them here.
 				if err := st.catchUp(ctx); err != nil {
 					return readFailed(ctx, s, err)
 				}

@@ -18,10 +18,15 @@ import (
 
 // WatchOptions choose what Watch follows.
 type WatchOptions struct {
-	Repo  string // owner/name; "" watches every repository
-	After string // an audit id to resume after; "" starts with the changes from now
+	Repo string // owner/name; "" watches every repository
+	// After is an audit id to resume after; "" starts after the newest
+	// entry at the call (read with GET /v1/audit, "0-0" on an empty
+	// stream), so changes written before the first event, while the API
+	// restarts, are given too.
+	After string
 	// IdleTimeout is how long a connection may stay silent (the server
-	// pings every 15 s) before it is taken for dead and replaced; 0 is 45 s.
+	// pings every 15 s), answer headers included, before it is taken for
+	// dead and replaced; 0 is 45 s. The time fn takes is not silence.
 	IdleTimeout time.Duration
 	// OnRetry, if set, hears why a connection ended or was refused and how
 	// long Watch waits before the next one.
@@ -41,7 +46,8 @@ const (
 	watchRetryMin = 250 * time.Millisecond
 	watchRetryMax = 15 * time.Second
 	watchIdle     = 45 * time.Second
-	// maxEventBytes caps one event's data (a claim view with its history).
+	// maxEventBytes caps one event's data, all its lines (a claim view with
+	// its history).
 	maxEventBytes = 8 << 20
 )
 
@@ -68,13 +74,19 @@ func (c *Client) Watch(ctx context.Context, o WatchOptions, fn func(Event) error
 	last := o.After
 	for failures := 0; ; {
 		given := false
-		err := c.watchOnce(ctx, &hc, q, last, o.IdleTimeout, func(ev Event) error {
-			given = true
-			if ev.ID != "" {
-				last = ev.ID
-			}
-			return fn(ev)
-		})
+		var err error
+		if last == "" {
+			last, err = c.tail(ctx)
+		}
+		if err == nil {
+			err = c.watchOnce(ctx, &hc, q, last, o.IdleTimeout, func(ev Event) error {
+				given = true
+				if ev.ID != "" {
+					last = ev.ID
+				}
+				return fn(ev)
+			})
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -110,6 +122,19 @@ func (c *Client) Watch(ctx context.Context, o WatchOptions, fn func(Event) error
 	}
 }
 
+// tail is the newest audit id, "0-0" when the stream is empty: every
+// entry it will hold comes after it.
+func (c *Client) tail(ctx context.Context) (string, error) {
+	list, err := c.Audit(ctx, AuditOptions{Limit: 1})
+	if err != nil {
+		return "", err
+	}
+	if n := len(list.Entries); n > 0 {
+		return list.Entries[n-1].ID, nil
+	}
+	return "0-0", nil
+}
+
 // retryAfter is a refusal with the server's Retry-After.
 type retryAfter struct {
 	refusal *Error
@@ -143,8 +168,15 @@ func (c *Client) watchOnce(ctx context.Context, hc *http.Client, q url.Values, l
 	if last != "" {
 		req.Header.Set(apiwire.LastEventIDHeader, last)
 	}
+	// Silence past idle, before the answer's headers too, means a dead
+	// connection: replace it.
+	watchdog := time.AfterFunc(idle, func() { cancel(fmt.Errorf("no event or ping for %s", idle)) })
+	defer watchdog.Stop()
 	resp, err := hc.Do(req)
 	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
+			err = cause
+		}
 		return fmt.Errorf("claims API GET %s: %w", path, unwrapURL(err))
 	}
 	defer resp.Body.Close()
@@ -165,9 +197,6 @@ func (c *Client) watchOnce(ctx context.Context, hc *http.Client, q url.Values, l
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		return fmt.Errorf("claims API GET %s: answer is %q, not text/event-stream", path, ct)
 	}
-	// Silence past idle means a dead connection: replace it.
-	watchdog := time.AfterFunc(idle, func() { cancel(fmt.Errorf("no event or ping for %s", idle)) })
-	defer watchdog.Stop()
 	r := bufio.NewReaderSize(resp.Body, 64<<10)
 	var typ, id, data strings.Builder
 	for {
@@ -190,6 +219,9 @@ func (c *Client) watchOnce(ctx context.Context, hc *http.Client, q url.Values, l
 				id.Reset()
 				id.WriteString(value)
 			case "data":
+				if data.Len()+1+len(value) > maxEventBytes {
+					return fmt.Errorf("claims API GET %s: an event of more than %d bytes", path, maxEventBytes)
+				}
 				if data.Len() > 0 {
 					data.WriteByte('\n')
 				}
@@ -212,9 +244,11 @@ func (c *Client) watchOnce(ctx context.Context, hc *http.Client, q url.Values, l
 		if ev.Type == "" {
 			continue // an event type this client does not know
 		}
+		watchdog.Stop() // fn's time is not the server's silence
 		if err := fn(ev); err != nil {
 			return callbackError{err}
 		}
+		watchdog.Reset(idle)
 	}
 }
 

@@ -56,7 +56,7 @@ func TestWatchWaitsOutA429(t *testing.T) {
 		t.Fatal("the throttled watcher was not refused")
 	}
 	throttled.Store(false)
-	if ev := w.next(t); ev.Type != apiwire.EventReset {
-		t.Fatalf("event %+v, want the reset of a resume from 0-0", ev)
+	if ev := w.next(t); ev.Type != apiwire.EventChange || ev.Change.Entry.Issue != 1 {
+		t.Fatalf("event %+v, want the change of issue 1 after 0-0", ev)
 	}
 }

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,24 +53,40 @@ type AuditRead struct {
 	Unreadable []error // one per message left out, naming its id
 	Messages   int     // read, entries or not
 	Last       AuditID // the last message read; the id asked after when none
+	// Gap: messages after the id asked after may be missing. The stream no
+	// longer holds that id (trimmed past it, or restored from an older
+	// copy that never held it), or, for the zero id, it has dropped
+	// messages. A held id is exact: trimming drops only the oldest.
+	Gap bool
 }
 
 // AuditAfter reads up to count messages appended after id, oldest first,
-// each entry with its ID.
+// each entry with its ID, and whether some after it may be missing.
 func (l *Ledger) AuditAfter(ctx context.Context, after AuditID, count int64) (AuditRead, error) {
 	if err := l.usable(); err != nil {
 		return AuditRead{Last: after}, err
 	}
-	msgs, err := l.rdb.XRangeN(ctx, l.auditKey(), "("+after.String(), "+", count).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	var msgs *redis.XMessageSliceCmd
+	var place placeCmds
+	_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		msgs = p.XRangeN(ctx, l.auditKey(), "("+after.String(), "+", count)
+		place = l.queuePlace(ctx, p, after)
+		return nil
+	})
+	gap, perr := place.gap(after)
+	if err = cmp.Or(msgs.Err(), perr); err != nil && !errors.Is(err, redis.Nil) {
 		return AuditRead{Last: after}, fmt.Errorf("ledger: audit after %s: %w", after, err)
 	}
-	return readOf(after, msgs)
+	r, err := readOf(after, msgs.Val())
+	r.Gap = gap
+	return r, err
 }
 
 // WaitAudit waits up to block (> 0) for messages appended after id and
 // reads up to count of them, oldest first; none when block passed first.
-// It holds one connection of the client while it waits.
+// Gap is checked after the read, so it may be set for a trim that came
+// after it, never missed for one before. It holds one connection of the
+// client while it waits.
 func (l *Ledger) WaitAudit(ctx context.Context, after AuditID, count int64, block time.Duration) (AuditRead, error) {
 	if err := l.usable(); err != nil {
 		return AuditRead{Last: after}, err
@@ -90,7 +107,51 @@ func (l *Ledger) WaitAudit(ctx context.Context, after AuditID, count int64, bloc
 	for _, s := range streams {
 		msgs = append(msgs, s.Messages...)
 	}
-	return readOf(after, msgs)
+	var place placeCmds
+	_, _ = l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		place = l.queuePlace(ctx, p, after)
+		return nil
+	})
+	gap, err := place.gap(after)
+	if err != nil {
+		return AuditRead{Last: after}, fmt.Errorf("ledger: wait for audit after %s: %w", after, err)
+	}
+	r, err := readOf(after, msgs)
+	r.Gap = gap
+	return r, err
+}
+
+// placeCmds are the reads that say whether the stream still holds a place.
+type placeCmds struct {
+	held *redis.XMessageSliceCmd // the message at the id (nil for the zero id)
+	info *redis.XInfoStreamCmd   // the stream's counts (the zero id)
+}
+
+func (l *Ledger) queuePlace(ctx context.Context, p redis.Pipeliner, after AuditID) placeCmds {
+	if after == (AuditID{}) {
+		return placeCmds{info: p.XInfoStream(ctx, l.auditKey())}
+	}
+	return placeCmds{held: p.XRangeN(ctx, l.auditKey(), after.String(), after.String(), 1)}
+}
+
+// gap reads the answers of queuePlace: whether messages after the id may
+// be missing.
+func (c placeCmds) gap(after AuditID) (bool, error) {
+	if c.held != nil {
+		msgs, err := c.held.Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return false, err
+		}
+		return len(msgs) == 0, nil
+	}
+	info, err := c.info.Result()
+	if err != nil {
+		if strings.Contains(err.Error(), "no such key") {
+			return false, nil // never written: nothing dropped
+		}
+		return false, err
+	}
+	return info.EntriesAdded > info.Length, nil
 }
 
 func readOf(after AuditID, msgs []redis.XMessage) (AuditRead, error) {

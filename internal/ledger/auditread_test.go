@@ -98,3 +98,62 @@ func TestAuditReadsPastAMessageThatIsNoEntry(t *testing.T) {
 		}
 	}
 }
+
+// A read after an id says when entries after it may be missing: the
+// stream was trimmed past it (a concurrent XADD MAXLEN between two pages),
+// or restored from an older copy that never held it. A held id, and the
+// zero id of a stream that never dropped a message, are exact.
+func TestAuditReadsSayWhenEntriesMayBeMissing(t *testing.T) {
+	for name, rdb := range map[string]func(*testing.T) redis.UniversalClient{
+		"node":    func(t *testing.T) redis.UniversalClient { return newFixture(t, Options{}).l.rdb },
+		"cluster": func(t *testing.T) redis.UniversalClient { return startCluster(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixtureOn(rdb(t), Options{})
+			reads := map[string]func(AuditID) (AuditRead, error){
+				"after": func(id AuditID) (AuditRead, error) { return f.l.AuditAfter(f.ctx, id, 2) },
+				"wait":  func(id AuditID) (AuditRead, error) { return f.l.WaitAudit(f.ctx, id, 2, 50*time.Millisecond) },
+			}
+			check := func(what string, id AuditID, gap bool) {
+				t.Helper()
+				for how, read := range reads {
+					if r, err := read(id); err != nil || r.Gap != gap {
+						t.Errorf("%s (%s after %v): gap %t, %v; want %t", what, how, id, r.Gap, err, gap)
+					}
+				}
+			}
+			check("no stream yet", AuditID{}, false)
+			for i := int64(1); i <= 6; i++ {
+				f.upsert(t, "hive/t27", i, `{"started": true}`)
+			}
+			page, err := f.l.AuditAfter(f.ctx, AuditID{}, 2)
+			if err != nil || page.Gap || len(page.Entries) != 2 {
+				t.Fatalf("first page: %+v %v", page, err)
+			}
+			check("a held id", page.Last, false)
+			check("the zero id of an untrimmed stream", AuditID{}, false)
+			if err := f.l.rdb.XTrimMaxLen(f.ctx, f.l.auditKey(), 2).Err(); err != nil {
+				t.Fatal(err)
+			}
+			check("an id trimmed with entries after it", page.Last, true)
+			check("the zero id of a trimmed stream", AuditID{}, true)
+			_, newest, _, err := f.l.AuditEnds(f.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("the newest id", newest, false)
+			// A restore from an older copy: the stream lost the newest
+			// entry a watcher saw, then took new writes after it.
+			f.upsert(t, "hive/t27", 7, `{"started": true}`)
+			_, lost, _, err := f.l.AuditEnds(f.ctx)
+			if err != nil || !newest.Before(lost) {
+				t.Fatalf("newest after a write: %v %v", lost, err)
+			}
+			if err := f.l.rdb.XDel(f.ctx, f.l.auditKey(), lost.String()).Err(); err != nil {
+				t.Fatal(err)
+			}
+			f.upsert(t, "hive/t27", 8, `{"started": true}`)
+			check("an id the stream no longer holds (a restore)", lost, true)
+		})
+	}
+}
