@@ -842,3 +842,46 @@ func TestCredentialsReachThePodsAsFilesOnly(t *testing.T) {
 		})
 	}
 }
+
+// The chart creates the ledger once, after the first install, with the
+// Redis settings and password the binaries use; never on an upgrade,
+// which must not put a new, empty ledger over a lost one.
+func TestChartInitsTheLedgerOnceAfterInstall(t *testing.T) {
+	for name, vals := range scenarios(t) {
+		t.Run(name, func(t *testing.T) {
+			o := render(t, vals)
+			if len(o.Jobs) != 1 {
+				t.Fatalf("%d Jobs rendered, want the ledger's init", len(o.Jobs))
+			}
+			j := o.Jobs[0]
+			if hook := j.Annotations["helm.sh/hook"]; hook != "post-install" {
+				t.Errorf("%s runs as hook %q, want post-install only", j.Name, hook)
+			}
+			c := j.Spec.Template.Spec.Containers[0]
+			if !slices.Equal(c.Command, []string{"queenctl", "ledger", "init"}) {
+				t.Errorf("%s runs %q", j.Name, c.Command)
+			}
+			store := o.store(readmeSecrets(t))
+			e := o.env(t, &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: j.Spec.Template}}, store)
+			if len(e.problems) > 0 {
+				t.Fatalf("%s: %v", j.Name, e.problems)
+			}
+			got, err := config.Load(config.LedgerTool, e.getenv)
+			if err != nil {
+				t.Fatalf("%s: queenctl ledger init's configuration: %v", j.Name, err)
+			}
+			want, err := config.Load(config.Webhook, o.env(t, o.deployment(t, "webhook"), store).getenv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gs, _ := got.Redis()
+			ws, _ := want.Redis()
+			if gs.String() != ws.String() || got.RedisPassword != want.RedisPassword || got.RedisSentinelPassword != want.RedisSentinelPassword {
+				t.Errorf("%s reaches Redis as %s, the webhook as %s (or with another password)", j.Name, gs, ws)
+			}
+		})
+	}
+	if o := render(t, with(inlineValues(), "ledgerInit.enabled", false)); len(o.Jobs) != 0 {
+		t.Errorf("ledgerInit.enabled false still renders %d Jobs", len(o.Jobs))
+	}
+}

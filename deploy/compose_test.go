@@ -33,6 +33,8 @@ type composeService struct {
 	ReadOnly        bool              `json:"read_only"`
 	Tmpfs           []string          `json:"tmpfs"`
 	StopGracePeriod string            `json:"stop_grace_period"`
+	Profiles        []string          `json:"profiles"`
+	Restart         string            `json:"restart"`
 	Build           struct {
 		Context    string `json:"context"`
 		Dockerfile string `json:"dockerfile"`
@@ -381,5 +383,30 @@ func TestComposeBuildsAndChecksReadiness(t *testing.T) {
 		if s.DependsOn["redis"].Condition != "service_healthy" {
 			t.Errorf("%s: starts without waiting for a healthy Redis: %+v", name, s.DependsOn)
 		}
+	}
+}
+
+// The ledger is created by a one-shot service run once, on the Redis the
+// pair uses, and never by a routine `up`.
+func TestComposeInitsTheLedgerOnlyWhenAsked(t *testing.T) {
+	c := composeFile(t)
+	s, ok := c.Services["ledger-init"]
+	if !ok {
+		t.Fatal("compose.yaml has no ledger-init service")
+	}
+	if !slices.Equal(s.Command, []string{"queenctl", "ledger", "init"}) || s.Restart != "no" {
+		t.Errorf("ledger-init runs %q restart %q; want queenctl ledger init, once", s.Command, s.Restart)
+	}
+	if !slices.Equal(s.Profiles, []string{"init"}) {
+		t.Errorf("ledger-init profiles %q: want only the init profile, so `up` never runs it", s.Profiles)
+	}
+	if got, want := s.Environment["QUEEN_REDIS_URL"], c.Services["webhook"].Environment["QUEEN_REDIS_URL"]; got != want {
+		t.Errorf("ledger-init's Redis %q, the webhook's %q", got, want)
+	}
+	if s.DependsOn["redis"].Condition != "service_healthy" {
+		t.Errorf("ledger-init starts without waiting for a healthy Redis: %+v", s.DependsOn)
+	}
+	if _, err := config.Load(config.LedgerTool, func(k string) string { return s.Environment[k] }); err != nil {
+		t.Errorf("queenctl ledger init's configuration from compose: %v", err)
 	}
 }

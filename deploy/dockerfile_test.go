@@ -234,7 +234,8 @@ func TestDockerfileNamesWhatExists(t *testing.T) {
 }
 
 // TestChartAndComposeRunTheImagesBinaries: the commands the chart and the
-// compose file run are binaries the image holds.
+// compose file run are binaries the image holds (a long-running service is
+// the binary of its name; a one-shot one runs queenctl).
 func TestChartAndComposeRunTheImagesBinaries(t *testing.T) {
 	bins := builtBinaries(t)
 	o := render(t, inlineValues())
@@ -244,8 +245,19 @@ func TestChartAndComposeRunTheImagesBinaries(t *testing.T) {
 			t.Errorf("%s runs %v; the image holds %v", d.Name, c.Command, bins)
 		}
 	}
+	for _, j := range o.Jobs {
+		if c := j.Spec.Template.Spec.Containers[0]; len(c.Command) == 0 || !slices.Contains(bins, c.Command[0]) {
+			t.Errorf("%s runs %v; the image holds %v", j.Name, c.Command, bins)
+		}
+	}
 	for name, svc := range composeFile(t).Services {
 		if name == "redis" {
+			continue
+		}
+		if len(svc.Profiles) > 0 { // a one-shot service
+			if len(svc.Command) == 0 || !slices.Contains(bins, svc.Command[0]) {
+				t.Errorf("compose service %s runs %v; the image holds %v", name, svc.Command, bins)
+			}
 			continue
 		}
 		if len(svc.Command) != 1 || svc.Command[0] != name || !slices.Contains(bins, name) {

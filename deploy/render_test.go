@@ -23,6 +23,7 @@ import (
 	"helm.sh/helm/v3/pkg/releaseutil"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -158,6 +159,7 @@ type objects struct {
 	Secrets         []corev1.Secret
 	ServiceAccounts []corev1.ServiceAccount
 	TestPods        []corev1.Pod
+	Jobs            []batchv1.Job // hooks: the ledger's init
 	PDBs            []policyv1.PodDisruptionBudget
 	HPAs            []autoscalingv2.HorizontalPodAutoscaler
 	Ingresses       []networkingv1.Ingress
@@ -296,6 +298,10 @@ func (o *objects) decode(t *testing.T, file, doc string) {
 		var x corev1.Pod
 		strict("v1", &x)
 		o.TestPods = append(o.TestPods, x)
+	case "Job":
+		var x batchv1.Job
+		strict("batch/v1", &x)
+		o.Jobs = append(o.Jobs, x)
 	case "ServiceAccount":
 		var x corev1.ServiceAccount
 		strict("v1", &x)
