@@ -212,8 +212,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *delivery, lea
 	}
 	sig := r.Header.Get(SignatureHeader)
 	if sig == "" {
-		h.signatureFailure("missing")
-		return fail(http.StatusUnauthorized, "missing "+SignatureHeader)
+		return h.signatureFailure("missing", "missing "+SignatureHeader)
 	}
 	body, err := serve.ReadBody(w, r, lease, MaxBodyBytes, BodyTimeout)
 	var tooBig *http.MaxBytesError
@@ -228,8 +227,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, d *delivery, lea
 		return fail(http.StatusBadRequest, "cannot read body")
 	}
 	if !VerifySignature(h.secrets, sig, body) {
-		h.signatureFailure("mismatch")
-		return fail(http.StatusUnauthorized, "bad "+SignatureHeader)
+		return h.signatureFailure("mismatch", "bad "+SignatureHeader)
 	}
 	d.verified = true
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -301,10 +299,22 @@ func unavailable(err error) outcome {
 	return outcome{code: http.StatusServiceUnavailable, status: "store unavailable, retry later", err: err}
 }
 
-func (h *handler) signatureFailure(reason string) {
+// signatureFailure counts a 401 by reason (missing, mismatch) and refuses it
+// with msg; the log line (never the response) names the variable to fix.
+func (h *handler) signatureFailure(reason, msg string) outcome {
 	if h.metrics != nil {
 		h.metrics.SignatureFailures.WithLabelValues(reason).Inc()
 	}
+	o := fail(http.StatusUnauthorized, msg)
+	o.reason = signatureHints[reason]
+	return o
+}
+
+var signatureHints = map[string]string{
+	"missing": "unsigned: the App has no webhook secret, or the sender is not GitHub; " +
+		"set the App's webhook secret to GITHUB_WEBHOOK_SECRET",
+	"mismatch": "GITHUB_WEBHOOK_SECRET (or GITHUB_WEBHOOK_SECRET_PREVIOUS) differs from " +
+		"the App's webhook secret, or the sender is not GitHub",
 }
 
 func (h *handler) enqueued(typ, result string) {

@@ -660,6 +660,42 @@ func TestLogsNeverCarryBodyOrSecret(t *testing.T) {
 	}
 }
 
+// A wrong secret is found from the log alone: the refusal's line names the
+// variable to fix, counts its reason, and the response tells a caller nothing.
+func TestWrongSecretRefusalNamesTheVariable(t *testing.T) {
+	f := newFixture(t, false)
+	body := encode(t, pr(t, "closed.payload.json", "queen-32", true))
+	recs := map[string]*httptest.ResponseRecorder{
+		"mismatch": f.post("pull_request", "wrong-secret", body, func(r *http.Request) {
+			r.Header.Set(SignatureHeader, sign([]byte("not the App's secret"), body))
+		}),
+		"missing": f.post("pull_request", "unsigned", body, func(r *http.Request) { r.Header.Del(SignatureHeader) }),
+	}
+	lines := strings.Split(strings.TrimSpace(f.logs.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d log lines, want 2:\n%s", len(lines), f.logs)
+	}
+	for i, reason := range []string{"mismatch", "missing"} {
+		rec := recs[reason]
+		if rec.Code != http.StatusUnauthorized {
+			t.Fatalf("%s: code %d, want 401", reason, rec.Code)
+		}
+		if strings.Contains(rec.Body.String(), "GITHUB_") {
+			t.Errorf("%s: the response names a variable: %s", reason, rec.Body)
+		}
+		var line map[string]any
+		if err := json.Unmarshal([]byte(lines[i]), &line); err != nil {
+			t.Fatal(err)
+		}
+		if line["level"] != "WARN" || !strings.Contains(fmt.Sprint(line["reason"]), "GITHUB_WEBHOOK_SECRET") {
+			t.Errorf("%s: the refusal's log line does not name GITHUB_WEBHOOK_SECRET: %s", reason, lines[i])
+		}
+		if got := value(f.metrics.SignatureFailures.WithLabelValues(reason)); got != 1 {
+			t.Errorf("queen_webhook_signature_failures_total{reason=%q} = %v, want 1", reason, got)
+		}
+	}
+}
+
 func TestNewHandlerRefusesBadConfig(t *testing.T) {
 	enq := EnqueuerFunc(func(context.Context, *asynq.Task) (tasks.Result, error) { return tasks.Enqueued, nil })
 	reg := installs.New(nil)
