@@ -121,3 +121,38 @@ func TestReadyzFailsWhileGitHubRefusesTheAppKey(t *testing.T) {
 		}
 	}
 }
+
+// A wrong webhook secret, seen as an operator does: the webhook's log line
+// and its metric name the refusal, and doctor reads GitHub's recent
+// deliveries and names the variable that differs.
+func TestDoctorNamesAWrongWebhookSecret(t *testing.T) {
+	s := newStack(t, nil)
+	hook := s.webhook()
+	s.gh.SetHook(s.hookURL, "the App's webhook secret, not the deployment's")
+	number := s.gh.AddPR(repo, sandbox.PR{HeadRef: "queen-9112", HeadRepo: repo, State: "open"})
+	d, err := s.gh.ClosePR(repo, number, false)
+	if err != nil || d.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a delivery signed with another secret: %d, %v; want 401", d.StatusCode, err)
+	}
+	eventually(t, 10*time.Second, "the webhook's refusal names GITHUB_WEBHOOK_SECRET", func() bool {
+		return strings.Contains(hook.out.String(), "GITHUB_WEBHOOK_SECRET")
+	})
+	resp, err := http.Get(s.apiURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := readAll(resp); !strings.Contains(m, `queen_webhook_signature_failures_total{reason="mismatch"} 1`+"\n") {
+		t.Errorf("/metrics does not count the refusal by reason:\n%s", m)
+	}
+
+	env := mergedEnv(map[string]string{"QUEEN_API_URL": s.apiURL}, s.env, s.sb.ExportEnv())
+	code, out, _ := doctor(t, env)
+	l := doctorLine(t, out, "webhook")
+	if code != 1 || !strings.HasPrefix(l, "FAIL") ||
+		!strings.Contains(l, "the webhook refused them: GITHUB_WEBHOOK_SECRET differs from the App's webhook secret") {
+		t.Fatalf("doctor after a 401: exit %d, webhook line %q; want 1 and a FAIL naming GITHUB_WEBHOOK_SECRET\n%s", code, l, out)
+	}
+	if strings.Contains(out, s.env["GITHUB_WEBHOOK_SECRET"]) {
+		t.Fatalf("the report quotes the secret:\n%s", out)
+	}
+}

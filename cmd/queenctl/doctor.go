@@ -89,6 +89,7 @@ Checks a deployment with the webhook's and worker's variables, one line each
   redis       QUEEN_REDIS_URL answers, with maxmemory-policy noeviction
   github_app  GitHub accepts the App's JWT (GET /app): GITHUB_APP_ID and its key
   webhook     GitHub's latest deliveries to the App's webhook URL were answered 2xx
+              (a 401 means GITHUB_WEBHOOK_SECRET differs from the App's webhook secret)
   export      QUEEN_EXPORT_URL lists with QUEEN_EXPORT_TOKEN (skip when unset)
   claims_api  QUEEN_API_URL answers an authenticated GET with QUEEN_API_TOKEN
 `
@@ -183,14 +184,25 @@ func judgeDeliveries(ds []githubapp.Delivery) (string, string) {
 		return failed("GitHub has made no delivery in 3 days: check the App's webhook URL and that it is active (a redelivered ping shows it)")
 	}
 	ds = ds[:min(len(ds), recentDeliveries)]
-	ok := 0
+	ok, refused := 0, 0
 	for _, d := range ds {
 		if d.Succeeded() {
 			ok++
 		}
+		if d.StatusCode == http.StatusUnauthorized {
+			refused++
+		}
 	}
 	latest := ds[0]
 	summary := fmt.Sprintf("%d of the latest %d deliveries answered 2xx", ok, len(ds))
+	if latest.StatusCode == http.StatusUnauthorized {
+		return failed("%d of the latest %d deliveries (the latest %s %s, %s) got 401: the webhook refused them: "+
+			"GITHUB_WEBHOOK_SECRET differs from the App's webhook secret; set one to the other",
+			refused, len(ds), latest.Event, latest.GUID, latest.DeliveredAt.UTC().Format(time.RFC3339))
+	}
+	if refused > 0 {
+		summary += fmt.Sprintf(" (%d got 401: GITHUB_WEBHOOK_SECRET differed from the App's webhook secret then)", refused)
+	}
 	if !latest.Succeeded() {
 		answer := fmt.Sprintf("%d", latest.StatusCode)
 		if latest.StatusCode == 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queen-app/queen-app/internal/githubapp"
 	"github.com/queen-app/queen-app/internal/redistest"
 	"github.com/queen-app/queen-app/internal/sandbox"
 	"github.com/queen-app/queen-app/internal/testkit"
@@ -141,6 +143,29 @@ func TestDoctorSaysNoDeliveriesAndRefusesBadConfig(t *testing.T) {
 	}
 	if code, out, _ := ctl("doctor", "--help"); code != 0 || !strings.Contains(out, "github_app") {
 		t.Fatalf("doctor --help: exit %d\n%s", code, out)
+	}
+}
+
+// GitHub's deliveries refused 401 name the secret: a FAIL while the latest
+// is refused, a note once the latest is answered again.
+func TestDoctorNamesTheWebhookSecretOn401(t *testing.T) {
+	now := time.Now()
+	at := func(min int, code int) githubapp.Delivery {
+		return githubapp.Delivery{GUID: fmt.Sprintf("d-%d", min), DeliveredAt: now.Add(-time.Duration(min) * time.Minute),
+			StatusCode: code, Event: "pull_request"}
+	}
+	const says = "the webhook refused them: GITHUB_WEBHOOK_SECRET differs from the App's webhook secret"
+	w, d := judgeDeliveries([]githubapp.Delivery{at(1, 401), at(2, 401), at(3, 202)})
+	if w != checkFail || !strings.Contains(d, says) || !strings.Contains(d, "2 of the latest 3") {
+		t.Errorf("the latest refused 401: %s %s", w, d)
+	}
+	w, d = judgeDeliveries([]githubapp.Delivery{at(1, 202), at(2, 401)})
+	if w != checkOK || !strings.Contains(d, "1 got 401: GITHUB_WEBHOOK_SECRET differed") {
+		t.Errorf("an earlier 401, the latest answered: %s %s", w, d)
+	}
+	w, d = judgeDeliveries([]githubapp.Delivery{at(1, 503)})
+	if w != checkFail || strings.Contains(d, "GITHUB_WEBHOOK_SECRET") {
+		t.Errorf("a 503 is no secret's fault: %s %s", w, d)
 	}
 }
 
