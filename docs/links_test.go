@@ -110,3 +110,30 @@ func TestDocLinksResolve(t *testing.T) {
 		t.Fatalf("checked only %d links", checked)
 	}
 }
+
+// The mutant counts the CHANGELOG and README quote are docs/mutation.md's
+// (its total line, "**N mutants, K killed, E equivalent, ..."), so no page
+// claims a count the mutation check did not measure.
+func TestMutantCountsAgree(t *testing.T) {
+	b, err := os.ReadFile("mutation.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`\*\*(\d+) mutants, (\d+) killed, (\d+) equivalent`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("docs/mutation.md has no total line")
+	}
+	total, killed, equiv := string(m[1]), string(m[2]), string(m[3])
+	quoted := regexp.MustCompile(`(\d+) mutants(?:: (\d+) killed, (\d+) equivalent)?`)
+	for _, f := range []string{"../CHANGELOG.md", "../README.md"} {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range quoted.FindAllSubmatch(text, -1) {
+			if string(q[1]) != total || len(q[2]) > 0 && (string(q[2]) != killed || string(q[3]) != equiv) {
+				t.Errorf("%s says %q; docs/mutation.md says %s mutants, %s killed, %s equivalent", f, q[0], total, killed, equiv)
+			}
+		}
+	}
+}

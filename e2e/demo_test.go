@@ -1,10 +1,16 @@
 package e2e
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // demoRows runs the built queenctl demo with nothing but PATH and HOME set
@@ -18,15 +24,24 @@ func demoRows(t *testing.T, args ...string) (map[string][]string, string) {
 	if !strings.Contains(out, "GitHub and the Queen's export are a local SANDBOX") {
 		t.Errorf("the output does not say that GitHub and the export are a sandbox:\n%s", out)
 	}
+	// A row is two lines: its facts, then its scenario and outcome.
 	rows := map[string][]string{}
-	inTable := false
+	inTable, last := false, ""
 	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
 		switch {
 		case len(f) > 0 && f[0] == "ROW":
 			inTable = true
 		case inTable && len(f) > 0 && strings.HasPrefix(f[0], "hive/t27#"):
-			rows[f[0]] = f
+			rows[f[0]], last = f, f[0]
+		case inTable && last != "" && strings.HasPrefix(l, "    "):
+			rows[last] = append(rows[last], f...)
+			last = ""
+		case inTable && len(f) == 0 && len(rows) > 0:
+			inTable = false
+		}
+		if inTable && len(l) > 120 {
+			t.Errorf("the demo's table is %d columns wide, past 120:\n%s", len(l), l)
 		}
 	}
 	if len(rows) != 10 {
@@ -47,7 +62,7 @@ func has(f []string, want ...string) bool {
 	return true
 }
 
-var tookCell = regexp.MustCompile(` closed [0-9]+\.[0-9]s ok:`)
+var tookCell = regexp.MustCompile(` closed [0-9]+\.[0-9]s `)
 
 // The demo plays the measured jams through the real binaries' code and
 // checks its own outcomes; here they are checked again from what it printed.
@@ -99,5 +114,101 @@ func TestDemoShadowModeFreesNothing(t *testing.T) {
 	}
 	if !strings.Contains(out, "Every expected outcome happened: 2 would_free recorded, nothing freed") || strings.Contains(out, "FREED") {
 		t.Errorf("shadow mode output:\n%s", out)
+	}
+}
+
+// `queenctl demo --keep` prints a ready environment: with its export lines
+// as they are, queenctl doctor passes, and claims list, explain and claims
+// watch (its Try: hints) answer from the running demo.
+func TestDemoKeepPrintsAReadyEnvironment(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(filepath.Join(bin, "queenctl"), "demo", "--keep")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+	lines := make(chan string, 1024)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	var printed, hints []string
+	deadline := time.After(frLimit)
+	for tried := false; !tried; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("queenctl demo --keep ended:\n%s", strings.Join(printed, "\n"))
+			}
+			printed = append(printed, l)
+			if kv, ok := strings.CutPrefix(l, "  export "); ok && strings.Contains(kv, "=") {
+				k, v, _ := strings.Cut(kv, "=")
+				env = append(env, k+"="+strings.Trim(v, "'"))
+			}
+			if h, ok := strings.CutPrefix(l, "  go run ./cmd/queenctl "); ok {
+				hints = append(hints, h)
+			}
+			tried = strings.HasPrefix(l, "  curl ")
+		case <-deadline:
+			t.Fatalf("no Try: hints within %s:\n%s", frLimit, strings.Join(printed, "\n"))
+		}
+	}
+	want := map[string]bool{"doctor": false, "claims list": false, "explain": false, "claims watch": false}
+	for _, h := range hints {
+		args := strings.Fields(h)
+		name := args[0]
+		if args[0] == "claims" {
+			name += " " + args[1]
+		}
+		if _, ok := want[name]; !ok {
+			continue
+		}
+		want[name] = true
+		if name == "claims watch" {
+			args = append(args, "--after", "0-0") // an answer at once: a change, or a reset
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		c := exec.CommandContext(ctx, filepath.Join(bin, "queenctl"), args...)
+		c.Env = env
+		var out, errb bytes.Buffer
+		c.Stderr = &errb
+		if name != "claims watch" {
+			c.Stdout = &out
+		} else {
+			pipe, err := c.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			first, _ := bufio.NewReader(pipe).ReadString('\n') // ends when the context does
+			_ = c.Process.Kill()
+			_ = c.Wait()
+			cancel()
+			if !strings.Contains(first, "hive/t27#") && !strings.HasPrefix(first, "reset: ") {
+				t.Errorf("queenctl %s with the demo's exports printed no change: %q %s", h, first, errb.String())
+			}
+			continue
+		}
+		err := c.Run()
+		cancel()
+		if err != nil || !strings.Contains(out.String(), "hive/t27") && name != "doctor" {
+			t.Errorf("queenctl %s with the demo's exports: %v\n%s%s", h, err, out.String(), errb.String())
+		}
+	}
+	for name, seen := range want {
+		if !seen {
+			t.Errorf("the demo's Try: hints lack queenctl %s:\n%s", name, strings.Join(printed, "\n"))
+		}
 	}
 }

@@ -1,9 +1,12 @@
 package demo
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -335,12 +338,16 @@ func shortID(guid string) string {
 // table prints every row as it ended, with its expected outcome.
 func (d *run) table() {
 	fmt.Fprintln(d.o.Out)
-	tw := tabwriter.NewWriter(d.o.Out, 0, 4, 2, ' ', 0)
+	// A row's facts are one line, its scenario and outcome the next, so
+	// the table fits 120 columns.
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
 	took := "WEBHOOK->FREE"
 	if !d.o.FlagsOn {
 		took = "WEBHOOK->WOULD_FREE"
 	}
-	fmt.Fprintf(tw, "ROW\tSCENARIO\tCLAIM\tLIVE\tSTAGE\tHELD\tEXPORT\tPR\t%s\tOUTCOME\n", took)
+	fmt.Fprintf(tw, "ROW\tCLAIM\tLIVE\tSTAGE\tHELD\tEXPORT\tPR\t%s\n", took)
+	notes := []string{"    SCENARIO: OUTCOME"}
 	for _, s := range scenarios {
 		o := d.obs[s.issue]
 		if o == nil {
@@ -362,10 +369,17 @@ func (d *run) table() {
 		if !ok {
 			outcome = "MISSED: want " + want
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\t%s\t%s\t%s\t%s\t%s\n", rowName(s.issue), s.what, v.Claim, v.Live, v.Stage,
-			joinOrDash(v.HeldPaths), exp, joinOrDash(sorted(o.ghPRs)), took, outcome)
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%s\t%s\t%s\t%s\n", rowName(s.issue), v.Claim, v.Live, v.Stage,
+			joinOrDash(v.HeldPaths), exp, joinOrDash(sorted(o.ghPRs)), took)
+		notes = append(notes, "    "+s.what+": "+outcome)
 	}
 	_ = tw.Flush()
+	for i, l := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		fmt.Fprintln(d.o.Out, l)
+		if i < len(notes) {
+			fmt.Fprintln(d.o.Out, notes[i])
+		}
+	}
 }
 
 func sorted(s []string) []string {
@@ -374,21 +388,55 @@ func sorted(s []string) []string {
 	return out
 }
 
-// keep leaves everything running and says how to look at it by hand.
+// keep leaves everything running and says how to look at it by hand: the
+// export lines give queenctl (doctor, claims, explain, claims watch) all it
+// reads, as they are.
 func (d *run) keep() {
 	fmt.Fprintf(d.o.Out, "\nStill running (Ctrl-C stops it). GitHub and the export are the local SANDBOX:\n"+
-		"  claims API       %s   token %s\n"+
+		"  claims API       %s\n"+
 		"  webhook          %s\n"+
 		"  worker metrics   %s/metrics\n"+
 		"  GitHub (sandbox) %s   git %s\n"+
 		"  export (sandbox) %s\n\n"+
-		"Try:\n"+
-		"  curl -s -H 'Authorization: Bearer %s' %s/v1/repos/%s/claims/9120\n"+
-		"  QUEEN_API_URL=%s QUEEN_API_TOKEN=%s go run ./cmd/queenctl explain %s#9120\n",
-		d.apiURL, d.token, d.hookURL, d.workURL, d.sb.GitHub.URL(), d.sb.Git.CloneURL(), d.sb.Export.URL,
-		d.token, d.apiURL, repo, d.apiURL, d.token, repo)
+		"In another shell, from this checkout:\n",
+		d.apiURL, d.hookURL, d.workURL, d.sb.GitHub.URL(), d.sb.Git.CloneURL(), d.sb.Export.URL)
+	for _, l := range d.exports() {
+		fmt.Fprintln(d.o.Out, "  "+l)
+	}
+	fmt.Fprintf(d.o.Out, "\nTry:\n"+
+		"  go run ./cmd/queenctl doctor\n"+
+		"  go run ./cmd/queenctl claims list --repo %s\n"+
+		"  go run ./cmd/queenctl explain %s#9120\n"+
+		"  go run ./cmd/queenctl claims watch --repo %s\n"+
+		"  curl -s -H \"Authorization: Bearer $QUEEN_API_TOKEN\" $QUEEN_API_URL/v1/repos/%s/claims/9120\n",
+		repo, repo, repo, repo)
 	<-d.ctx.Done()
 }
+
+// exports are shell lines setting what queenctl reads to this demo's
+// parts; the App's key is written to a file of the demo's directory.
+func (d *run) exports() []string {
+	env := d.env("", "")
+	delete(env, "GITHUB_WEBHOOK_SECRET")
+	env["QUEEN_API_URL"] = d.apiURL
+	key := filepath.Join(d.dir, "github-app-key.pem")
+	if err := os.WriteFile(key, []byte(env["GITHUB_APP_PRIVATE_KEY"]), 0o600); err == nil {
+		delete(env, "GITHUB_APP_PRIVATE_KEY")
+		env["GITHUB_APP_PRIVATE_KEY_FILE"] = key
+	}
+	var out []string
+	for _, k := range []string{"QUEEN_API_URL", "QUEEN_API_TOKEN", "QUEEN_REDIS_URL", "GITHUB_APP_ID",
+		"GITHUB_APP_PRIVATE_KEY_FILE", "GITHUB_APP_PRIVATE_KEY", "GITHUB_API_URL", "GITHUB_GIT_URL",
+		"QUEEN_EXPORT_URL", "QUEEN_EXPORT_TOKEN", "QUEEN_EXPORT_REPO"} {
+		if v, ok := env[k]; ok {
+			out = append(out, "export "+k+"="+shellQuote(v))
+		}
+	}
+	return out
+}
+
+// shellQuote is s as one POSIX shell word.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // tally counts the rows freed and the would_free recorded.
 func (d *run) tally() (freed, wouldFree int) {
