@@ -3,9 +3,11 @@ package githubapp_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/queen-app/queen-app/internal/githubapp"
 	"github.com/queen-app/queen-app/internal/githubtest"
@@ -75,25 +77,45 @@ func TestOnlyTheJWTsRefusalIsCalledRefused(t *testing.T) {
 	}
 }
 
-func TestCredentialsCheckFailsWhileGitHubRefusesOnly(t *testing.T) {
+func TestCredentialsFailWhileGitHubRefusesOnly(t *testing.T) {
 	s := githubtest.New(t)
 	ctx := context.Background()
-	if err := githubapp.CredentialsCheck(appWith(t, s, s.AppID(), s.Key()))(ctx); err != nil {
-		t.Fatalf("the App's own key: %v", err)
+	ok := githubapp.NewCredentials(appWith(t, s, s.AppID(), s.Key()))
+	if err := ok.Check(ctx); err != nil || ok.State() != githubapp.AppAccepted {
+		t.Fatalf("the App's own key: %v (%s)", err, ok.State())
 	}
-	check := githubapp.CredentialsCheck(appWith(t, s, s.AppID(), otherKey(t)))
-	err := check(ctx)
+	creds := githubapp.NewCredentials(appWith(t, s, s.AppID(), otherKey(t)))
+	if creds.State() != githubapp.AppUnknown {
+		t.Fatalf("state %s before any check, want unknown", creds.State())
+	}
+	err := creds.Check(ctx)
 	var w interface{ Word() string }
-	if !errors.Is(err, githubapp.ErrRefused) || !errors.As(err, &w) || w.Word() != "refused" {
-		t.Fatalf("a wrong key: %v, want ErrRefused with the word refused", err)
+	if !errors.Is(err, githubapp.ErrRefused) || !errors.As(err, &w) || w.Word() != "refused" || creds.State() != githubapp.AppRefused {
+		t.Fatalf("a wrong key: %v (%s), want ErrRefused with the word refused", err, creds.State())
 	}
-	// GitHub away is no verdict: the refusal stands, and a first check
-	// with GitHub away passes (it takes no replica out for an outage).
+	// GitHub away says nothing of the key: the refusal stands.
 	s.Down(true)
-	if err := check(ctx); !errors.Is(err, githubapp.ErrRefused) {
+	if err := creds.Check(ctx); !errors.Is(err, githubapp.ErrRefused) {
 		t.Fatalf("GitHub down after a refusal: %v, want the refusal to stand", err)
 	}
-	if err := githubapp.CredentialsCheck(appWith(t, s, s.AppID(), otherKey(t)))(ctx); err != nil {
-		t.Fatalf("GitHub down, no verdict yet: %v, want ready", err)
+}
+
+// GitHub unreachable with no refusal standing is ready but degraded:
+// unreachable, with its state for the metric, never refused.
+func TestCredentialsUnreachableIsDegradedNotRefused(t *testing.T) {
+	s := githubtest.New(t)
+	ctx := context.Background()
+	s.Down(true)
+	creds := githubapp.NewCredentials(appWith(t, s, s.AppID(), otherKey(t)))
+	err := creds.Check(ctx)
+	var d interface{ Degraded() bool }
+	var w interface{ Word() string }
+	if errors.Is(err, githubapp.ErrRefused) || !errors.As(err, &d) || !d.Degraded() || !errors.As(err, &w) ||
+		w.Word() != "unreachable" || creds.State() != githubapp.AppUnreachable {
+		t.Fatalf("GitHub down, no verdict yet: %v (%s), want degraded unreachable", err, creds.State())
+	}
+	// WaitTaken does not wait on an outage: the ready line says it instead.
+	if err := creds.WaitTaken(ctx, time.Millisecond, slog.New(slog.DiscardHandler)); !errors.As(err, &d) {
+		t.Fatalf("WaitTaken while unreachable: %v, want the unreachable error at once", err)
 	}
 }

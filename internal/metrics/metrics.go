@@ -165,9 +165,16 @@ func wordOf(err error) string {
 	return Unavailable
 }
 
+// isDegraded reports an error that leaves the binary ready but short of
+// something (GitHub unreachable): an error in its chain with Degraded() true.
+func isDegraded(err error) bool {
+	var d interface{ Degraded() bool }
+	return errors.As(err, &d) && d.Degraded()
+}
+
 // Health serves /healthz (the process answers), /readyz (every check
-// passes; 503 naming the failing one, its error logged to log) and
-// /metrics.
+// passes; 503 naming the failing one, its error logged to log; 200
+// "degraded" naming a check whose error is degraded) and /metrics.
 func Health(reg *prometheus.Registry, log *slog.Logger, checks map[string]Check) *http.ServeMux {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -179,18 +186,30 @@ func Health(reg *prometheus.Registry, log *slog.Logger, checks map[string]Check)
 	mux.HandleFunc("GET "+ReadyzPath, func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		failed := map[string]string{}
+		failed, degraded := map[string]string{}, map[string]string{}
 		for name, check := range checks {
-			if err := check(ctx); err != nil {
+			err := check(ctx)
+			switch {
+			case err == nil:
+			case isDegraded(err):
+				degraded[name] = wordOf(err) // its own metric says it; no line per probe
+			default:
 				failed[name] = wordOf(err)
 				log.Warn("not ready", "check", name, "error", err.Error())
 			}
 		}
-		if len(failed) > 0 {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "failed": failed})
-			return
+		switch {
+		case len(failed) > 0:
+			body := map[string]any{"status": "not ready", "failed": failed}
+			if len(degraded) > 0 {
+				body["degraded"] = degraded
+			}
+			writeJSON(w, http.StatusServiceUnavailable, body)
+		case len(degraded) > 0:
+			writeJSON(w, http.StatusOK, map[string]any{"status": "degraded", "degraded": degraded})
+		default:
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	mux.Handle("GET "+MetricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	return mux

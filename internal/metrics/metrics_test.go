@@ -110,3 +110,25 @@ func TestMetricsSayWhichBuild(t *testing.T) {
 		t.Fatalf("/metrics lacks %q", want)
 	}
 }
+
+type unreachable struct{}
+
+func (unreachable) Error() string  { return "dial tcp 140.82.112.6:443: i/o timeout" }
+func (unreachable) Word() string   { return "unreachable" }
+func (unreachable) Degraded() bool { return true }
+
+// A degraded check (GitHub unreachable) leaves /readyz at 200, saying so;
+// beside a failing one it is named too.
+func TestReadyzDegradedIsReadyAndNamed(t *testing.T) {
+	degraded := func(context.Context) error { return fmt.Errorf("wrapped: %w", unreachable{}) }
+	h := Health(NewRegistry(), nil, map[string]Check{"github_app": degraded, "redis": func(context.Context) error { return nil }})
+	code, body := get(t, h, "/readyz")
+	if want := `{"degraded":{"github_app":"unreachable"},"status":"degraded"}` + "\n"; code != 200 || body != want {
+		t.Fatalf("readyz: %d %s, want 200 %s", code, body, want)
+	}
+	h = Health(NewRegistry(), nil, map[string]Check{"github_app": degraded, "redis": func(context.Context) error { return errors.New("down") }})
+	code, body = get(t, h, "/readyz")
+	if want := `{"degraded":{"github_app":"unreachable"},"failed":{"redis":"unavailable"},"status":"not ready"}` + "\n"; code != 503 || body != want {
+		t.Fatalf("readyz: %d %s, want 503 %s", code, body, want)
+	}
+}

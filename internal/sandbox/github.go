@@ -141,9 +141,10 @@ type GitHub struct {
 	listErrors    map[string]bool           // branches whose REST PR list fails
 	prRefusals    map[string]map[string]any // head branch -> the 422 error its PR creation gets
 	down          bool
+	refuseApp     bool // RefuseApp
 	remaining     int
 	legacyTokens  bool
-	resourceLimit int // aliases a GraphQL query may hold; 0: no limit
+	resourceLimit int                  // aliases a GraphQL query may hold; 0: no limit
 	spent         map[string]time.Time // resource -> the reset of its spent primary limit
 	moved         moves
 	empty         map[string]bool // repositories with no commit yet, lower case
@@ -593,6 +594,15 @@ func (s *GitHub) limitSpent(w http.ResponseWriter, r *http.Request) bool {
 	writeJSON(w, http.StatusForbidden, map[string]any{"message": msg,
 		"documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit"})
 	return true
+}
+
+// RefuseApp makes GitHub refuse the App's JWT while on (401 to every call
+// signed with it, GET /app and token mints), as it does for a key it does
+// not know.
+func (s *GitHub) RefuseApp(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuseApp = on
 }
 
 // Down makes every request answer 502 while on.

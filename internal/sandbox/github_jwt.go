@@ -17,6 +17,12 @@ import (
 // header.payload with the App's key, iss the App id, exp in the future and at
 // most 10 minutes ahead, iat not in the future.
 func (s *GitHub) checkJWT(r *http.Request) error {
+	s.mu.Lock()
+	refused := s.refuseApp
+	s.mu.Unlock()
+	if refused {
+		return errors.New("the App's key is refused")
+	}
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok {
 		return errors.New("no bearer token")

@@ -129,14 +129,17 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, ls Listeners
 		return err
 	}
 
+	creds := githubapp.NewCredentials(gh)
+	reg.MustRegister(githubapp.NewStateGauge(creds))
 	health := metrics.Health(reg, log, map[string]metrics.Check{
 		"redis":  func(ctx context.Context) error { return redisconn.Refusal(rdb.Ping(ctx).Err(), spec) },
 		"ledger": led.Err,
 		// A maxmemory-policy that evicts drops rows and tasks silently.
 		"redis_settings": settings.Check,
 		// "refused" while GitHub refuses the App's id and key: every
-		// delivery would wait for an installation sync that cannot succeed.
-		"github_app": githubapp.CredentialsCheck(gh),
+		// delivery would wait for an installation sync that cannot succeed;
+		// "unreachable" (degraded, still ready) while GitHub cannot be reached.
+		"github_app": creds.Check,
 	})
 
 	// Either server failing stops both.

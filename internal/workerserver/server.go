@@ -50,6 +50,10 @@ const (
 	// start (Redis, the migration, a first installation sync) before it
 	// answers anyway, /readyz saying why not ready.
 	StartupGrace = 2 * time.Second
+	// ReadyPoll is how often the worker asks whether GitHub takes the App's
+	// key again before it logs "ready" (GitHub is asked at most every
+	// githubapp.CredentialsCheckEvery whatever this says).
+	ReadyPoll = 5 * time.Second
 	// ShutdownTimeout is how long running tasks get to finish at SIGTERM;
 	// the unfinished go back to the queue.
 	ShutdownTimeout = 20 * time.Second
@@ -190,14 +194,17 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	// The health server outlives the scheduler and asynq's shutdown.
 	hctx, stopHealth := context.WithCancel(context.Background())
 	defer stopHealth()
+	creds := githubapp.NewCredentials(app)
+	reg.MustRegister(githubapp.NewStateGauge(creds))
 	health := serve.NewServer(cfg.APIListen, serve.RefuseUnclean(metrics.Health(reg, log, map[string]metrics.Check{
 		"redis":  func(ctx context.Context) error { return redisconn.Refusal(rdb.Ping(ctx).Err(), spec) },
 		"ledger": led.Err,
 		// A maxmemory-policy that evicts drops rows and tasks silently.
 		"redis_settings": settings.Check,
 		// "refused" while GitHub refuses the App's id and key: every
-		// delivery would wait for an installation sync that cannot succeed.
-		"github_app": githubapp.CredentialsCheck(app),
+		// delivery would wait for an installation sync that cannot succeed;
+		// "unreachable" (degraded, still ready) while GitHub cannot be reached.
+		"github_app": creds.Check,
 	})), log)
 	healthDone := make(chan error, 1)
 	up := make(chan struct{}) // closed once the worker runs its tasks
@@ -290,6 +297,18 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger, o Options) e
 	close(up)
 	log.Info("worker started", "replica", id, "concurrency", o.Concurrency,
 		"free_closed_pr", cfg.FreeClosedPR, "release_dead_claims", cfg.ReleaseDeadClaims)
+	// "ready" is said once /readyz would say it: never while GitHub refuses
+	// the App's key; with github_app unreachable while GitHub is away.
+	bg.Go(func() {
+		err := creds.WaitTaken(ctx, ReadyPoll, log)
+		var away *githubapp.UnreachableError
+		switch {
+		case errors.As(err, &away):
+			log.Info("ready: Redis answers and the ledger is open; GitHub cannot be reached (degraded)", "github_app", githubapp.AppUnreachable, "err", err)
+		case err == nil:
+			log.Info("ready: Redis answers, the ledger is open and GitHub takes the App's key", "ledger", led.ID())
+		}
+	})
 
 	<-ctx.Done()
 	serr := <-schedDone
