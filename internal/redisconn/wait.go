@@ -5,8 +5,6 @@ import (
 	"crypto/tls"
 	"log/slog"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -46,54 +44,6 @@ func WaitReady(ctx context.Context, rdb redis.UniversalClient, s *Spec, log *slo
 
 // clusterDisabled is how a node without cluster mode answers CLUSTER SLOTS.
 const clusterDisabled = "cluster support disabled"
-
-// Startup is a server's start-up that waits for Redis (WaitReady, the
-// ledger's migration) behind open listeners: /readyz's check says
-// "starting" until Done, and Wait holds a request until then.
-type Startup struct {
-	once sync.Once
-	ch   chan struct{}
-	done atomic.Bool
-}
-
-func (s *Startup) closed() chan struct{} {
-	s.once.Do(func() { s.ch = make(chan struct{}) })
-	return s.ch
-}
-
-// Done marks the start-up complete.
-func (s *Startup) Done() {
-	if s.done.CompareAndSwap(false, true) {
-		close(s.closed())
-	}
-}
-
-// Wait waits until the start-up is complete, false if ctx ends first.
-func (s *Startup) Wait(ctx context.Context) bool {
-	select {
-	case <-s.closed():
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// Check is the /readyz check of the start-up.
-func (s *Startup) Check(context.Context) error {
-	if !s.done.Load() {
-		return errStarting
-	}
-	return nil
-}
-
-var errStarting = startingError{}
-
-type startingError struct{}
-
-func (startingError) Error() string { return "starting: waiting for Redis and the ledger's migration" }
-
-// Word is /readyz's reason.
-func (startingError) Word() string { return "starting" }
 
 // sentinelRefusal is a sentinel of s refusing SentinelPassword, nil when
 // none does. A failover client reports only that no sentinel answered,
