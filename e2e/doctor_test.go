@@ -92,19 +92,11 @@ func TestReadyzFailsWhileGitHubRefusesTheAppKey(t *testing.T) {
 	s := newStack(t, nil)
 	s.env["GITHUB_APP_PRIVATE_KEY"] = anotherKey(t)
 	hook := s.webhook()
-	workerAPI := freeAddr(t)
-	wenv := map[string]string{"QUEEN_API_LISTEN": workerAPI}
-	for k, v := range s.env {
-		if _, ok := wenv[k]; !ok {
-			wenv[k] = v
-		}
-	}
-	worker := start(t, "worker", wenv)
-	waitHTTP(t, worker, "http://"+workerAPI+"/healthz")
+	worker, workerURL := s.worker()
 	for _, p := range []struct {
 		proc *proc
 		url  string
-	}{{hook, s.apiURL}, {worker, "http://" + workerAPI}} {
+	}{{hook, s.apiURL}, {worker, workerURL}} {
 		var ready map[string]any
 		eventually(t, 30*time.Second, p.proc.name+"'s /readyz says github_app refused", func() bool {
 			ready = nil

@@ -14,10 +14,7 @@ func TestWorkerReadyWaitsWhileGitHubRefusesTheKey(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, nil)
 	s.gh.RefuseApp(true)
-	workerAPI := freeAddr(t)
-	base := "http://" + workerAPI
-	work := start(t, "worker", mergedEnv(s.env, map[string]string{"QUEEN_API_LISTEN": workerAPI}))
-	waitHTTP(t, work, base+"/healthz")
+	work, base := s.worker()
 	eventually(t, 30*time.Second, "the worker's /readyz to say github_app refused", func() bool {
 		code, failed := readyz(t, base)
 		return code == http.StatusServiceUnavailable && failed["github_app"] == "refused" && len(failed) == 1
@@ -48,10 +45,7 @@ func TestWorkerDegradedWhileGitHubIsUnreachable(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, nil)
 	s.gh.Down(true)
-	workerAPI := freeAddr(t)
-	base := "http://" + workerAPI
-	work := start(t, "worker", mergedEnv(s.env, map[string]string{"QUEEN_API_LISTEN": workerAPI}))
-	waitHTTP(t, work, base+"/healthz")
+	work, base := s.worker()
 	var body map[string]any
 	eventually(t, 60*time.Second, "the worker's /readyz 200 degraded with github_app unreachable", func() bool {
 		body = nil

@@ -20,13 +20,11 @@ func TestEvictingRedisIsNotReady(t *testing.T) {
 	if err := s.redis.Client().ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err(); err != nil {
 		t.Fatal(err)
 	}
-	workerAPI := freeAddr(t)
-	hook := start(t, "webhook", s.env)
-	work := start(t, "worker", mergedEnv(s.env, map[string]string{"QUEEN_API_LISTEN": workerAPI}))
-	bases := map[*proc]string{hook: s.apiURL, work: "http://" + workerAPI}
+	hook := s.webhook()
+	work, workURL := s.worker()
+	bases := map[*proc]string{hook: s.apiURL, work: workURL}
 	const word = "maxmemory-policy allkeys-lru evicts rows; set noeviction"
 	for p, base := range bases {
-		waitHTTP(t, p, base+"/healthz")
 		var failed map[string]string
 		eventually(t, 30*time.Second, p.name+" /readyz naming the evicting policy", func() bool {
 			var code int

@@ -86,6 +86,15 @@ func (s *stack) webhook() *proc {
 	return p
 }
 
+// worker starts the worker with its health server on a free address of
+// its own, once /healthz answers, and returns it with that base URL.
+func (s *stack) worker() (*proc, string) {
+	addr := freeAddr(s.t)
+	p := start(s.t, "worker", mergedEnv(s.env, map[string]string{"QUEEN_API_LISTEN": addr}))
+	waitHTTP(s.t, p, "http://"+addr+"/healthz")
+	return p, "http://" + addr
+}
+
 func (s *stack) queued() []*asynq.TaskInfo {
 	insp := asynq.NewInspector(asynq.RedisClientOpt{Addr: s.redis.Addr})
 	defer insp.Close()
