@@ -19,7 +19,7 @@ import type {
 import { type WatchEvent, type WatchOptions, watch } from "./watch.js";
 
 export interface ClientOptions {
-  /** The claims API, QUEEN_API_URL (e.g. `http://127.0.0.1:8081`). */
+  /** The claims API, QUEEN_API_URL (e.g. `http://127.0.0.1:8081`): absolute http(s), a trailing `/v1` accepted. */
   baseUrl: string;
   /** QUEEN_API_TOKEN. Sent only in the Authorization header; never in an error or a log line. */
   token: string;
@@ -101,7 +101,7 @@ export class QueenClient {
     if (!/^[\x21-\x7e]+$/.test(o.token)) {
       throw new TypeError("token: may hold only visible ASCII (0x21-0x7E), as a bearer token does (QUEEN_API_TOKEN)");
     }
-    this.baseUrl = o.baseUrl.replace(/\/+$/, "");
+    this.baseUrl = apiBase(o.baseUrl);
     this.#token = o.token;
     this.#source = o.source;
     this.#retry = { ...retryDefaults, ...o.retry };
@@ -299,6 +299,25 @@ export class QueenClient {
       await sleep(delayMs, r.signal);
     }
   }
+}
+
+/**
+ * apiBase is baseUrl without its trailing slashes and a trailing `/v1` (the
+ * routes carry it). It throws, naming baseUrl and not its value, unless
+ * baseUrl is an absolute http(s) URL: without a scheme fetch could never
+ * reach it, and the call would only fail after its retries.
+ */
+function apiBase(baseUrl: string): string {
+  let u: URL | undefined;
+  try {
+    u = new URL(baseUrl);
+  } catch {
+    // reported below
+  }
+  if (!u || (u.protocol !== "http:" && u.protocol !== "https:") || !u.host) {
+    throw new TypeError("baseUrl: must be an absolute http:// or https:// URL, such as http://127.0.0.1:8081 (QUEEN_API_URL)");
+  }
+  return baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
 }
 
 /** `/v1/repos/{owner}/{repo}`; the server judges the names, this only needs two of them. */

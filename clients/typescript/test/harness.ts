@@ -34,18 +34,23 @@ export function tempDir(prefix: string): string {
 
 let built: string | undefined;
 
-/** Builds cmd/webhook once per test process (go's cache makes the later ones quick). */
-export function webhookBinary(): string {
-  if (built) return built;
-  const dir = tempDir("queen-ts-bin-");
-  try {
-    execFileSync("go", ["build", "-o", dir + "/", "./cmd/webhook"], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
-  } catch (e) {
-    const err = e as { stderr?: Buffer; message: string };
-    throw new Error(`harness: go build ./cmd/webhook failed: ${err.stderr?.toString() || err.message}`);
+/** Builds cmd/webhook and cmd/queenctl once per test process (go's cache makes the later ones quick). */
+function binary(name: "webhook" | "queenctl"): string {
+  if (!built) {
+    const dir = tempDir("queen-ts-bin-");
+    try {
+      execFileSync("go", ["build", "-o", dir + "/", "./cmd/webhook", "./cmd/queenctl"], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    } catch (e) {
+      const err = e as { stderr?: Buffer; message: string };
+      throw new Error(`harness: go build ./cmd/webhook ./cmd/queenctl failed: ${err.stderr?.toString() || err.message}`);
+    }
+    built = dir;
   }
-  built = join(dir, "webhook");
-  return built;
+  return join(built, name);
+}
+
+export function webhookBinary(): string {
+  return binary("webhook");
 }
 
 /** A port nothing listens on now, for a process about to listen. */
@@ -153,6 +158,12 @@ export class Redis {
     await eventually(`redis-server on ${this.port} ready`, () => {
       if (!this.proc?.running) throw new Error(`redis-server exited:\n${this.proc?.out}`);
       return this.proc.out.includes("Ready to accept connections");
+    });
+    // A deployment creates its ledger once, before the binaries start: the
+    // API answers 503 (ledger missing) without it.
+    execFileSync(binary("queenctl"), ["ledger", "init"], {
+      env: { PATH: process.env.PATH ?? "", HOME: tempDir("queen-ts-ctl-"), QUEEN_REDIS_URL: this.url },
+      stdio: ["ignore", "pipe", "pipe"],
     });
   }
 

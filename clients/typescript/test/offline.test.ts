@@ -70,6 +70,28 @@ async function watchUntil(
   return w;
 }
 
+describe("baseUrl", () => {
+  it("without an http(s) scheme is refused by the constructor in one line naming baseUrl, before any request", () => {
+    for (const bad of ["127.0.0.1:8081", "localhost:8081", "queen.example.com", "//queen.example.com", "ftp://queen.example.com", "http://"]) {
+      assert.throws(
+        () => new QueenClient({ baseUrl: bad, token }),
+        (e: unknown) =>
+          e instanceof TypeError && e.message.startsWith("baseUrl: ") && !e.message.includes("\n") && e.message.includes("QUEEN_API_URL"),
+        bad,
+      );
+    }
+  });
+
+  it("ending in /v1 or /v1/ reaches the same routes as the bare URL", async () => {
+    for (const base of ["http://x", "http://x/", "http://x/v1", "http://x/v1/", "https://x/queen/v1"]) {
+      const f = fakeFetch([json({ claims: [], next_cursor: "" })]);
+      await new QueenClient({ baseUrl: base, token, fetch: f.fetch }).listClaims();
+      const want = base.startsWith("https") ? "https://x/queen/v1/claims" : "http://x/v1/claims";
+      assert.equal(f.urls[0]?.split("?")[0], want, base);
+    }
+  });
+});
+
 describe("a token fetch cannot send", () => {
   it("is refused by the constructor, without repeating it", () => {
     for (const bad of ["\n", "\r\nX", "\0", "\x7f", " ", "\t", "é", "\u2028"]) {

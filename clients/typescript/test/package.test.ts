@@ -3,7 +3,7 @@
 // exports, the declarations and the generated types all ship.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readdirSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, it } from "node:test";
@@ -61,5 +61,11 @@ describe("the package", () => {
     } catch (e) {
       assert.fail("the consumer does not type-check:\n" + (e as { stdout?: Buffer }).stdout?.toString());
     }
+  });
+
+  it("builds and tests without Bun: npm ci installs no bun (103 of 149 MB), which stays optional", () => {
+    const lock = JSON.parse(readFileSync(join(pkg, "package-lock.json"), "utf8")) as { packages: Record<string, unknown> };
+    const bun = Object.keys(lock.packages).filter((p) => /(^|\/)(bun|@oven\/bun-[^/]*)$/.test(p));
+    assert.deepEqual(bun, [], "package-lock.json installs Bun");
   });
 });
