@@ -461,9 +461,11 @@ func TestSecretReferencesResolveToDocumentedKeys(t *testing.T) {
 	}
 }
 
-func TestRequiredValuesNameTheValue(t *testing.T) {
+// refusedValues are values the chart refuses, each by the error naming what
+// to set.
+func refusedValues() map[string]map[string]any {
 	base := inlineValues()
-	for want, vals := range map[string]map[string]any{
+	return map[string]map[string]any{
 		"github.existingSecret.name":   without(base, "github"),
 		"api.existingSecret.name":      without(base, "api"),
 		"redis.url (or redis.host":     without(base, "redis"),
@@ -480,7 +482,11 @@ func TestRequiredValuesNameTheValue(t *testing.T) {
 		"not both":                      with(base, "github.existingSecret", map[string]any{"name": "queen-app-github"}),
 		"ingress.host is required":      with(base, "ingress.enabled", true),
 		"github.appId is required with": without(base, "github.appId"),
-	} {
+	}
+}
+
+func TestRequiredValuesNameTheValue(t *testing.T) {
+	for want, vals := range refusedValues() {
 		_, err := renderErr(t, vals)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("want an error naming %q, got %v", want, err)

@@ -49,7 +49,7 @@ extraVolumes. caBundle mounts one file at caBundleFile and SSL_CERT_FILE points 
 {{- define "queen-app.caBundle" -}}
 {{- $c := .Values.caBundle -}}
 {{- if and $c.configMap.name $c.secret.name -}}
-{{- fail "caBundle: set caBundle.configMap.name or caBundle.secret.name, not both" -}}
+{{- include "queen-app.fail" "caBundle: set caBundle.configMap.name or caBundle.secret.name, not both" -}}
 {{- end -}}
 {{- if or $c.configMap.name $c.secret.name }}true{{ end -}}
 {{- end -}}
@@ -106,10 +106,10 @@ apiTLS is "true" when on, after refusing a half-set pair in the binary's words.
 {{- $t := .Values.api.tls | default dict -}}
 {{- if $t.secretName -}}
 {{- if not $t.certKey -}}
-{{- fail "api.tls.certKey (QUEEN_API_TLS_CERT_FILE): is required with QUEEN_API_TLS_KEY_FILE" -}}
+{{- include "queen-app.fail" "api.tls.certKey (QUEEN_API_TLS_CERT_FILE): is required with QUEEN_API_TLS_KEY_FILE" -}}
 {{- end -}}
 {{- if not $t.keyKey -}}
-{{- fail "api.tls.keyKey (QUEEN_API_TLS_KEY_FILE): is required with QUEEN_API_TLS_CERT_FILE" -}}
+{{- include "queen-app.fail" "api.tls.keyKey (QUEEN_API_TLS_KEY_FILE): is required with QUEEN_API_TLS_CERT_FILE" -}}
 {{- end -}}
 true
 {{- end -}}
@@ -198,25 +198,26 @@ through QUEEN_REDIS_PASSWORD and QUEEN_REDIS_SENTINEL_PASSWORD from Secrets).
 {{- if . }}{{ $forms = add1 $forms }}{{ end -}}
 {{- end -}}
 {{- if gt $forms 1 -}}
-{{- fail "redis: set only one of redis.url, redis.host, redis.sentinel.addresses and redis.cluster.addresses" -}}
+{{- include "queen-app.fail" "redis: set only one of redis.url, redis.host, redis.sentinel.addresses and redis.cluster.addresses" -}}
 {{- end -}}
 {{- $user := "" -}}
 {{- if $r.username }}{{ $user = printf "%s@" $r.username }}{{ end -}}
 {{- if $r.url -}}
 {{- if regexMatch "^[a-z+]+://[^/@]*:[^/@]*@" $r.url -}}
-{{- fail "redis.url must not contain a password: put it in the Secret named by redis.existingSecret.name" -}}
+{{- include "queen-app.fail" "redis.url must not contain a password: put it in the Secret named by redis.existingSecret.name" -}}
 {{- end -}}
 {{- $r.url -}}
 {{- else if $r.host -}}
 {{- printf "%s://%s%s:%d/%d" (ternary "rediss" "redis" $r.tls) $user $r.host (int $r.port) (int $r.db) -}}
 {{- else if $r.sentinel.addresses -}}
 {{- $s := $r.sentinel -}}
-{{- $master := required "redis.sentinel.masterName is required with redis.sentinel.addresses" $s.masterName -}}
+{{- include "queen-app.required" (list "redis.sentinel.masterName is required with redis.sentinel.addresses" $s.masterName) -}}
+{{- $master := $s.masterName -}}
 {{- printf "%s://%s%s/%s/%d" (ternary "rediss+sentinel" "redis+sentinel" $s.tls) $user (join "," $s.addresses) $master (int $s.db) -}}
 {{- else if $r.cluster.addresses -}}
 {{- printf "%s://%s%s" (ternary "rediss+cluster" "redis+cluster" $r.cluster.tls) $user (join "," $r.cluster.addresses) -}}
 {{- else -}}
-{{- required "redis.url (or redis.host, redis.sentinel.addresses or redis.cluster.addresses) is required: an external Redis with maxmemory-policy noeviction" "" -}}
+{{- include "queen-app.required" (list "redis.url (or redis.host, redis.sentinel.addresses or redis.cluster.addresses) is required: an external Redis with maxmemory-policy noeviction" "") -}}
 {{- end -}}
 {{- end -}}
 
@@ -233,72 +234,72 @@ both, never neither), and lengths the binaries enforce at start.
 {{- $g := .Values.github -}}
 {{- if $g.existingSecret.name -}}
 {{- if or $g.appId $g.privateKey $g.webhookSecret $g.webhookSecretPrevious -}}
-{{- fail "github: set github.existingSecret.name or the inline github.appId, github.privateKey and github.webhookSecret, not both" -}}
+{{- include "queen-app.fail" "github: set github.existingSecret.name or the inline github.appId, github.privateKey and github.webhookSecret, not both" -}}
 {{- end -}}
 {{- else -}}
-{{- $_ := required "github.existingSecret.name is required (or, only to try the chart out, the inline github.appId, github.privateKey and github.webhookSecret)" (toString $g.privateKey) -}}
-{{- $_ := required "github.appId is required with the inline github.privateKey (or use github.existingSecret.name)" (toString $g.appId) -}}
-{{- $_ := required "github.webhookSecret is required with the inline github.privateKey (or use github.existingSecret.name)" $g.webhookSecret -}}
+{{- $_ := include "queen-app.required" (list "github.existingSecret.name is required (or, only to try the chart out, the inline github.appId, github.privateKey and github.webhookSecret)" (toString $g.privateKey)) -}}
+{{- $_ := include "queen-app.required" (list "github.appId is required with the inline github.privateKey (or use github.existingSecret.name)" (toString $g.appId)) -}}
+{{- $_ := include "queen-app.required" (list "github.webhookSecret is required with the inline github.privateKey (or use github.existingSecret.name)" $g.webhookSecret) -}}
 {{- if lt (len $g.webhookSecret) 16 -}}
-{{- fail "github.webhookSecret must be at least 16 characters" -}}
+{{- include "queen-app.fail" "github.webhookSecret must be at least 16 characters" -}}
 {{- end -}}
 {{- end -}}
 {{- if .Values.api.existingSecret.name -}}
 {{- if .Values.api.token -}}
-{{- fail "api: set api.existingSecret.name or the inline api.token, not both" -}}
+{{- include "queen-app.fail" "api: set api.existingSecret.name or the inline api.token, not both" -}}
 {{- end -}}
 {{- else -}}
-{{- $_ := required "api.existingSecret.name is required (or, only to try the chart out, the inline api.token)" .Values.api.token -}}
+{{- $_ := include "queen-app.required" (list "api.existingSecret.name is required (or, only to try the chart out, the inline api.token)" .Values.api.token) -}}
 {{- if lt (len .Values.api.token) 16 -}}
-{{- fail "api.token must be at least 16 characters" -}}
+{{- include "queen-app.fail" "api.token must be at least 16 characters" -}}
 {{- end -}}
 {{- if not (regexMatch "^[!-~]+$" .Values.api.token) -}}
-{{- fail "api.token (QUEEN_API_TOKEN): must be one line of visible ASCII characters (no spaces): it is sent in an HTTP header" -}}
+{{- include "queen-app.fail" "api.token (QUEEN_API_TOKEN): must be one line of visible ASCII characters (no spaces): it is sent in an HTTP header" -}}
 {{- end -}}
 {{- end -}}
 {{- $e := .Values.export -}}
 {{- if $e.url -}}
-{{- $_ := required "export.repo (owner/name) is required with export.url" $e.repo -}}
+{{- $_ := include "queen-app.required" (list "export.repo (owner/name) is required with export.url" $e.repo) -}}
 {{- if $e.existingSecret.name -}}
 {{- if $e.token -}}
-{{- fail "export: set export.existingSecret.name or the inline export.token, not both" -}}
+{{- include "queen-app.fail" "export: set export.existingSecret.name or the inline export.token, not both" -}}
 {{- end -}}
 {{- else -}}
-{{- $_ := required "export.existingSecret.name is required with export.url (or, only to try the chart out, the inline export.token)" $e.token -}}
+{{- $_ := include "queen-app.required" (list "export.existingSecret.name is required with export.url (or, only to try the chart out, the inline export.token)" $e.token) -}}
 {{- if lt (len $e.token) 16 -}}
-{{- fail "export.token must be at least 16 characters" -}}
+{{- include "queen-app.fail" "export.token must be at least 16 characters" -}}
 {{- end -}}
 {{- if not (regexMatch "^[!-~]+$" $e.token) -}}
-{{- fail "export.token (QUEEN_EXPORT_TOKEN): must be one line of visible ASCII characters (no spaces): it is sent in an HTTP header" -}}
+{{- include "queen-app.fail" "export.token (QUEEN_EXPORT_TOKEN): must be one line of visible ASCII characters (no spaces): it is sent in an HTTP header" -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 {{- with .Values.redis.password -}}
 {{- if lt (len .) 16 -}}
-{{- fail "redis.password must be at least 16 characters" -}}
+{{- include "queen-app.fail" "redis.password must be at least 16 characters" -}}
 {{- end -}}
 {{- end -}}
 {{- with .Values.redis.sentinel.password -}}
 {{- if lt (len .) 16 -}}
-{{- fail "redis.sentinel.password must be at least 16 characters" -}}
+{{- include "queen-app.fail" "redis.sentinel.password must be at least 16 characters" -}}
 {{- end -}}
 {{- end -}}
 {{- with $g.webhookSecretPrevious -}}
 {{- if lt (len .) 16 -}}
-{{- fail "github.webhookSecretPrevious must be at least 16 characters" -}}
+{{- include "queen-app.fail" "github.webhookSecretPrevious must be at least 16 characters" -}}
 {{- end -}}
 {{- end -}}
 {{- if and .Values.redis.existingSecret.name .Values.redis.password -}}
-{{- fail "redis: set redis.existingSecret.name or the inline redis.password, not both" -}}
+{{- include "queen-app.fail" "redis: set redis.existingSecret.name or the inline redis.password, not both" -}}
 {{- end -}}
 {{- if and .Values.redis.sentinel.existingSecret.name .Values.redis.sentinel.password -}}
-{{- fail "redis.sentinel: set redis.sentinel.existingSecret.name or the inline redis.sentinel.password, not both" -}}
+{{- include "queen-app.fail" "redis.sentinel: set redis.sentinel.existingSecret.name or the inline redis.sentinel.password, not both" -}}
 {{- end -}}
 {{- if and .Values.ingress.enabled (not .Values.ingress.host) -}}
-{{- fail "ingress.host is required with ingress.enabled: the public host of https://HOST/webhook" -}}
+{{- include "queen-app.fail" "ingress.host is required with ingress.enabled: the public host of https://HOST/webhook" -}}
 {{- end -}}
 {{- if and .Values.apiIngress.enabled (not .Values.apiIngress.host) -}}
-{{- fail "apiIngress.host is required with apiIngress.enabled: the host the Queen calls, QUEEN_API_URL=https://HOST" -}}
+{{- include "queen-app.fail" "apiIngress.host is required with apiIngress.enabled: the host the Queen calls, QUEEN_API_URL=https://HOST" -}}
 {{- end -}}
 {{- $_ := include "queen-app.apiTLS" . -}}
 {{- end -}}
@@ -421,7 +422,7 @@ each naming the value and the variable it becomes: a release that renders starts
 {{- $host := $p.hostname -}}
 {{- $loopback := or (eq (lower $host) "localhost") (regexMatch "^127\\.[0-9]+\\.[0-9]+\\.[0-9]+$" $host) (eq $host "::1") -}}
 {{- if and (eq $p.scheme "http") (not $.Values.flags.allowInsecureURLs) (not $loopback) -}}
-{{- fail (printf "%s (%s): must be https:// unless on loopback (or set QUEEN_ALLOW_INSECURE_URLS=on), here flags.allowInsecureURLs: true" $value $var) -}}
+{{- include "queen-app.fail" (printf "%s (%s): must be https:// unless on loopback (or set QUEEN_ALLOW_INSECURE_URLS=on), here flags.allowInsecureURLs: true" $value $var) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -431,19 +432,38 @@ each naming the value and the variable it becomes: a release that renders starts
 {{- if or (eq . "") (hasPrefix "." .) (hasSuffix ".lock" .) }}{{ $badBranch = true }}{{ end -}}
 {{- end -}}
 {{- if $badBranch -}}
-{{- fail "settings.baseBranch (QUEEN_BASE_BRANCH): is not a valid git branch name" -}}
+{{- include "queen-app.fail" "settings.baseBranch (QUEEN_BASE_BRANCH): is not a valid git branch name" -}}
 {{- end -}}
 {{- $r := .Values.redis -}}
 {{- $urlUser := and $r.url (regexMatch "^[a-z+]+://[^/@:]+@" $r.url) -}}
 {{- if and (or $r.username $urlUser) (not (include "queen-app.redis.hasPassword" .)) -}}
-{{- fail "redis.username (QUEEN_REDIS_URL): names a user without a password: use user:password@ or QUEEN_REDIS_PASSWORD (redis.existingSecret.name)" -}}
+{{- include "queen-app.fail" "redis.username (QUEEN_REDIS_URL): names a user without a password: use user:password@ or QUEEN_REDIS_PASSWORD (redis.existingSecret.name)" -}}
 {{- end -}}
 {{- with .Values.github.privateKey -}}
 {{- if contains "PUBLIC KEY-----" . -}}
-{{- fail "github.privateKey (GITHUB_APP_PRIVATE_KEY_FILE): is a public key; GitHub's App private key is the .pem file the App's settings download (Generate a private key)" -}}
+{{- include "queen-app.fail" "github.privateKey (GITHUB_APP_PRIVATE_KEY_FILE): is a public key; GitHub's App private key is the .pem file the App's settings download (Generate a private key)" -}}
 {{- end -}}
 {{- if not (regexMatch "-----BEGIN (RSA )?PRIVATE KEY-----[A-Za-z0-9+/=\\s]+-----END (RSA )?PRIVATE KEY-----" .) -}}
-{{- fail "github.privateKey (GITHUB_APP_PRIVATE_KEY_FILE): is not a PEM-encoded RSA private key" -}}
+{{- include "queen-app.fail" "github.privateKey (GITHUB_APP_PRIVATE_KEY_FILE): is not a PEM-encoded RSA private key" -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+queen-app.fail refuses the values with its message, and so does helm lint: lint's own fail and
+required only log at INFO and go on (Helm's LintMode), which let a chart without its required
+values pass lint --strict. Past fail only lint runs on, and including a template named by the
+message is an error carrying it.
+*/}}
+{{- define "queen-app.fail" -}}
+{{- fail . -}}
+{{- include . nil -}}
+{{- end -}}
+
+{{/* queen-app.required (list MESSAGE VALUE) is required, refusing in helm lint too (queen-app.fail). */}}
+{{- define "queen-app.required" -}}
+{{- $v := index . 1 -}}
+{{- if or (kindIs "invalid" $v) (and (kindIs "string" $v) (eq $v "")) -}}
+{{- include "queen-app.fail" (index . 0) -}}
 {{- end -}}
 {{- end -}}
