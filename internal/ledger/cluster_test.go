@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,5 +106,88 @@ func TestAuditAppendIsOncePerWrite(t *testing.T) {
 	}
 	if n, err := c.XLen(ctx, l.auditKey()).Result(); err != nil || n != 2 {
 		t.Fatalf("stream length %d %v; want 2 (one per write)", n, err)
+	}
+}
+
+// In a Cluster the audit stream lives on another node and is appended after
+// the row's script. When that append fails the row is written and its entry
+// waits in the repository's slot: the next write of the repository, the
+// sweep's FlushAudit or Open appends it, once, in the repository's order.
+func TestClusterAuditEntryOutlivesAFailedAppend(t *testing.T) {
+	c := redistest.StartCluster(t, 3)
+	auditNode := c.NodeFor("queen:audit")
+	if c.NodeFor("queen:{"+repo+"}:rows") == auditNode {
+		t.Fatal("the row keys and the audit stream share a node: the test would not cross nodes")
+	}
+	f := newFixtureOn(c.Open(), Options{})
+	if _, _, err := f.l.Init(f.ctx, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.l.Open(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	node := auditNode.Client()
+	// The audit node refuses XADD (as a full or failing node would) while down.
+	down := func(yes bool) {
+		t.Helper()
+		rule := "+xadd"
+		if yes {
+			rule = "-xadd"
+		}
+		if err := node.Do(f.ctx, "ACL", "SETUSER", "default", rule).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The stream's versions of the row, oldest first.
+	stream := func() []int64 {
+		t.Helper()
+		trail, err := f.l.Audit(f.ctx, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vs []int64
+		for i := len(trail) - 1; i >= 0; i-- {
+			vs = append(vs, trail[i].Version)
+		}
+		return vs
+	}
+	lost := func(issue int64, body string) {
+		t.Helper()
+		down(true)
+		if _, err := f.l.Upsert(f.ctx, repo, issue, patch(t, body), audit.API("test")); err == nil || !strings.Contains(err.Error(), "audit_pending") {
+			t.Fatalf("upsert with the audit node down: %v; want an error naming the pending list", err)
+		}
+		down(false)
+	}
+	f.upsert(t, repo, 1, accepted)
+	lost(1, sentBack)
+	if got := f.get(t, repo, 1); got.Version != 2 {
+		t.Fatalf("row at version %d; want 2 (written before the append failed)", got.Version)
+	}
+	if got := stream(); !slices.Equal(got, []int64{1}) {
+		t.Fatalf("stream %v before the flush; want [1]", got)
+	}
+	for range 2 {
+		if err := f.l.FlushAudit(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := stream(); !slices.Equal(got, []int64{1, 2}) {
+		t.Fatalf("stream %v after the sweep's flush (twice); want [1 2]", got)
+	}
+	lost(1, accepted)
+	f.upsert(t, repo, 1, sentBack)
+	if got := stream(); !slices.Equal(got, []int64{1, 2, 3, 4}) {
+		t.Fatalf("stream %v after the next write; want [1 2 3 4], the pending entry first", got)
+	}
+	lost(1, accepted)
+	if _, err := f.l.Open(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := stream(); !slices.Equal(got, []int64{1, 2, 3, 4, 5}) {
+		t.Fatalf("stream %v after Open; want [1 2 3 4 5]", got)
+	}
+	if n, err := c.Open().Exists(f.ctx, f.l.pendingKey(repo)).Result(); err != nil || n != 0 {
+		t.Fatalf("pending list still there (%d, %v)", n, err)
 	}
 }

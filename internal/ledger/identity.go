@@ -379,6 +379,8 @@ func (l *Ledger) Open(ctx context.Context) (MigrationReport, error) {
 		return rep, err
 	}
 	l.setGate(nil)
+	// Best effort: entries it cannot append stay pending for the sweep.
+	_ = l.FlushAudit(ctx)
 	return rep, nil
 }
 

@@ -125,6 +125,7 @@ const DefaultPage = 100
 
 type keys struct {
 	row, history, rows, accepted, sendbacks, holding, review, seq, marker string
+	pending                                                               string // a Cluster's audit entries not yet in the stream
 }
 
 // repoKey names a key of repo's slot; the repository's canonical key makes
@@ -145,8 +146,13 @@ func (l *Ledger) keysOf(repo string, issue int64) keys {
 		review:    l.repoKey(repo, "review"),
 		seq:       l.repoKey(repo, "seq"),
 		marker:    l.markerKey(repo),
+		pending:   l.pendingKey(repo),
 	}
 }
+
+// pendingKey lists repo's audit entries written with their row in a
+// Cluster and not yet appended to the stream (write id, a newline, the entry).
+func (l *Ledger) pendingKey(repo string) string { return l.repoKey(repo, "audit_pending") }
 
 func (l *Ledger) reposKey() string  { return l.opts.Prefix + ":repos" }
 func (l *Ledger) auditKey() string  { return l.opts.Prefix + ":audit" }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -82,18 +83,20 @@ func (r Result) Wrote() bool { return r.Entry != nil }
 
 // casScript is the one write path: compare the version, write or delete the
 // row, keep the indexes and the repository's version counter, append history
-// and (outside a Cluster) the audit. A retried call whose first attempt
-// landed is recognised by its write id.
+// and the audit: to the stream itself outside a Cluster, to the repository's
+// pending list (its slot) in a Cluster, from which flushPending moves it to
+// the stream. A retried call whose first attempt landed is recognised by its
+// write id.
 //
 // KEYS: row, history, rows, accepted, sendbacks, holding, review, seq,
-// marker [, audit]
+// marker, audit or pending
 // ARGV: 1 expect, 2 next, 3 row JSON ("" deletes), 4 issue, 5 accepted 0/1,
 // 6 sendback 0/1, 7 entry, 8 history length, 9 audit maxlen, 10 write id,
 // 11 holding score ("" not holding), 12 review 0/1, 13 retention seconds,
 // 14 the PR read's time in Unix ms ("" for other writes), 15 the ledger's
-// identity ("" for an unguarded ledger). Answers {code, version, id}: code
-// 1 written, 0 version moved, 2 stale read, 3 another ledger's repository
-// (id is its identity).
+// identity ("" for an unguarded ledger), 16 "1" when KEYS[10] is the
+// pending list. Answers {code, version, id}: code 1 written, 0 version
+// moved, 2 stale read, 3 another ledger's repository (id is its identity).
 var casScript = redis.NewScript(`
 local cur = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
 if ARGV[15] ~= '' then
@@ -140,7 +143,9 @@ redis.call('LPUSH', KEYS[2], ARGV[7])
 redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[8]) - 1)
 if ARGV[3] == '' then redis.call('EXPIRE', KEYS[2], ARGV[13]) else redis.call('PERSIST', KEYS[2]) end
 local id = ''
-if KEYS[10] then
+if ARGV[16] == '1' then
+  redis.call('RPUSH', KEYS[10], ARGV[10] .. '\n' .. ARGV[7])
+elseif KEYS[10] then
   id = redis.call('XADD', KEYS[10], 'MAXLEN', '~', ARGV[9], '*', 'entry', ARGV[7])
 end
 return {1, nxt, id}
@@ -298,9 +303,9 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 				return Result{}, opErr(op, repo, issue, err)
 			}
 		}
-		keys := []string{k.row, k.history, k.rows, k.accepted, k.sendbacks, k.holding, k.review, k.seq, k.marker}
-		if !l.split {
-			keys = append(keys, l.auditKey())
+		keys := []string{k.row, k.history, k.rows, k.accepted, k.sendbacks, k.holding, k.review, k.seq, k.marker, l.auditKey()}
+		if l.split {
+			keys[9] = k.pending
 		}
 		ix := indexesOf(rec)
 		readAt := ""
@@ -311,7 +316,7 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 		res, err := casScript.Run(ctx, l.rdb, keys,
 			prev, rec.Version, string(rowJSON), issue, flag(ix.accepted), flag(ix.sendBack),
 			entryJSON, l.opts.HistoryLen, l.opts.AuditMaxLen, wid,
-			ix.holding, flag(ix.review), int64(DeletedRetention/time.Second), readAt, l.known()).Slice()
+			ix.holding, flag(ix.review), int64(DeletedRetention/time.Second), readAt, l.known(), flag(l.split)).Slice()
 		if err != nil {
 			return Result{}, opErr(op, repo, issue, err)
 		}
@@ -338,9 +343,10 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 			continue
 		}
 		if l.split {
-			if err := l.appendAudit(ctx, entryJSON, wid); err != nil {
-				// The row and its history hold the entry; only the global stream missed it.
-				return Result{}, opErr(op, repo, issue, fmt.Errorf("written at version %d, audit stream: %w", rec.Version, err))
+			if err := l.flushPending(ctx, repo); err != nil {
+				// The row, its history and the pending list hold the entry;
+				// the next write of the repository, the sweep or Open appends it.
+				return Result{}, opErr(op, repo, issue, fmt.Errorf("written at version %d, audit stream (the entry waits in %s): %w", rec.Version, k.pending, err))
 			}
 		}
 		out := Result{Row: present(rec, !ch.Delete), Entry: entry, Outcome: outcomeOf(ch, exists)}
@@ -393,15 +399,62 @@ func outcomeOf(ch Change, existed bool) string {
 	return OutcomeUpdated
 }
 
-// appendScript appends an entry to the stream once per write id: a retry
-// whose first try landed but whose reply was lost (ours, or go-redis's own)
-// once left 3 entries twice in 600 under load. KEYS[2] names the write id
-// in the stream's slot ({P:audit} hashes like P:audit).
+// appendScript appends an entry to the stream once per write id (for 10
+// minutes): a retry whose first try landed but whose reply was lost is not
+// appended again. The id is marked only after the XADD succeeded, so a
+// refused XADD (a script stops at the error) is appended by the next try.
+// KEYS[2] names the write id in the stream's slot ({P:audit} hashes like
+// P:audit).
 var appendScript = redis.NewScript(`
-if redis.call('SET', KEYS[2], '1', 'NX', 'EX', 600) then
+if redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'entry', ARGV[2])
+  redis.call('SET', KEYS[2], '1', 'EX', 600)
 end
 return 1`)
+
+// flushPending moves repo's pending audit entries (a Cluster's writes) to
+// the stream, oldest first, each removed once appended; it stops at the
+// first that fails, so the stream keeps the repository's order. Outside a
+// Cluster the list never exists.
+func (l *Ledger) flushPending(ctx context.Context, repo string) error {
+	key := l.pendingKey(repo)
+	items, err := l.rdb.LRange(ctx, key, 0, -1).Result()
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		wid, entryJSON, ok := strings.Cut(it, "\n")
+		if ok {
+			if err := l.appendAudit(ctx, []byte(entryJSON), wid); err != nil {
+				return err
+			}
+		}
+		if err := l.rdb.LRem(ctx, key, 1, it).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FlushAudit appends every repository's pending audit entries to the
+// stream: a Cluster's entries whose append failed after their row was
+// written. The sweep and Open call it; outside a Cluster it does nothing.
+func (l *Ledger) FlushAudit(ctx context.Context) error {
+	if !l.split {
+		return nil
+	}
+	repos, err := l.rdb.ZRange(ctx, l.reposKey(), 0, -1).Result()
+	if err != nil {
+		return fmt.Errorf("ledger: flush audit: %w", err)
+	}
+	var errs []error
+	for _, r := range repos {
+		if err := l.flushPending(ctx, r); err != nil {
+			errs = append(errs, fmt.Errorf("ledger: flush audit of %s: %w", r, err))
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // appendAudit writes the stream's copy of an entry outside the row's
 // script (a Cluster keeps the stream on another node).
@@ -548,9 +601,10 @@ func (l *Ledger) Audit(ctx context.Context, n int64) ([]Entry, error) {
 // while the row is stored at the version the entry names and the
 // repository is this ledger's.
 //
-// KEYS: row, history, marker [, audit]
+// KEYS: row, history, marker, audit or pending (as casScript's)
 // ARGV: 1 version, 2 entry, 3 history length, 4 audit maxlen, 5 the
-// ledger's identity ("" unguarded). Answers {code, id}: 1 appended, 0 the
+// ledger's identity ("" unguarded), 6 the write id when KEYS[4] is the
+// pending list, else "". Answers {code, id}: 1 appended, 0 the
 // row moved or is gone, 3 another ledger's repository (id is its identity).
 var noteScript = redis.NewScript(`
 if ARGV[5] ~= '' then
@@ -563,7 +617,9 @@ end
 redis.call('LPUSH', KEYS[2], ARGV[2])
 redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[3]) - 1)
 local id = ''
-if KEYS[4] then
+if ARGV[6] ~= '' then
+  redis.call('RPUSH', KEYS[4], ARGV[6] .. '\n' .. ARGV[2])
+else
   id = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'entry', ARGV[2])
 end
 return {1, id}
@@ -594,11 +650,12 @@ func (l *Ledger) Note(ctx context.Context, seen *Record, ch Change) (*Entry, err
 		return nil, opErr("note", repo, issue, err)
 	}
 	k := l.keysOf(repo, issue)
-	keys := []string{k.row, k.history, k.marker}
-	if !l.split {
-		keys = append(keys, l.auditKey())
+	keys := []string{k.row, k.history, k.marker, l.auditKey()}
+	wid := ""
+	if l.split {
+		keys[3], wid = k.pending, writeID()
 	}
-	res, err := noteScript.Run(ctx, l.rdb, keys, seen.Version, entryJSON, l.opts.HistoryLen, l.opts.AuditMaxLen, l.known()).Slice()
+	res, err := noteScript.Run(ctx, l.rdb, keys, seen.Version, entryJSON, l.opts.HistoryLen, l.opts.AuditMaxLen, l.known(), wid).Slice()
 	if err != nil {
 		return nil, opErr("note", repo, issue, err)
 	}
@@ -613,8 +670,8 @@ func (l *Ledger) Note(ctx context.Context, seen *Record, ch Change) (*Entry, err
 		return nil, opErr("note", repo, issue, fmt.Errorf("%w: decided on version %d, row moved on", ErrConflict, seen.Version))
 	}
 	if l.split {
-		if err := l.appendAudit(ctx, entryJSON, writeID()); err != nil {
-			return nil, opErr("note", repo, issue, fmt.Errorf("in the row's history, audit stream: %w", err))
+		if err := l.flushPending(ctx, repo); err != nil {
+			return nil, opErr("note", repo, issue, fmt.Errorf("in the row's history, audit stream (the entry waits in %s): %w", k.pending, err))
 		}
 	}
 	return entry, nil

@@ -60,6 +60,10 @@ func (w *Worker) sweep(ctx context.Context, log *slog.Logger, src audit.Source) 
 		return rep, err
 	}
 	var errs []error
+	// A Cluster's audit entries whose append failed after their row was written.
+	if err := w.d.Ledger.FlushAudit(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	for _, r := range repos {
 		if ctx.Err() != nil {
 			return rep, errors.Join(append(errs, ctx.Err())...)
