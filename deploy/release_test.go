@@ -1,9 +1,12 @@
 package deploy
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
+
+	"helm.sh/helm/v3/pkg/chartutil"
 
 	"github.com/queen-app/queen-app/internal/version"
 )
@@ -61,5 +64,74 @@ func TestOneVersionEverywhere(t *testing.T) {
 		if !strings.HasSuffix(img, ":"+v) {
 			t.Errorf("%s runs %s by default; want tag %s", d.Name, img, v)
 		}
+	}
+}
+
+// The TypeScript client has its own release, its package.json's version:
+// the docs' tarball names say it.
+func TestClientVersionAgreesWithItsDocs(t *testing.T) {
+	var pkg struct {
+		Name, Version string
+	}
+	if err := json.Unmarshal([]byte(readFile(t, "../clients/typescript/package.json")), &pkg); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(pkg.Version) || pkg.Name != "@queen-app/client" {
+		t.Fatalf("clients/typescript/package.json: %s %s", pkg.Name, pkg.Version)
+	}
+	seen := 0
+	for _, f := range []string{"../README.md", "../docs/install.md", "../clients/typescript/README.md"} {
+		for _, m := range regexp.MustCompile(`queen-app-client-(\d+\.\d+\.\d+)\.tgz`).FindAllStringSubmatch(readFile(t, f), -1) {
+			seen++
+			if m[1] != pkg.Version {
+				t.Errorf("%s says %s; the client is %s", f, m[0], pkg.Version)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Error("no doc names the client's tarball (npm pack)")
+	}
+}
+
+// The docs' go build stamps the commit: Go records vcs.revision in a git
+// clone unless -buildvcs=false, and --version reports it
+// (internal/version). The steps deploy before any release: the image built
+// from the Dockerfile, the chart from this checkout, the published ones the
+// alternative.
+func TestDocsBuildAndDeployBeforeARelease(t *testing.T) {
+	doc := readFile(t, "../docs/install.md")
+	builds := regexp.MustCompile(`(?m)^\s*go build .*$`).FindAllString(doc, -1)
+	if len(builds) == 0 {
+		t.Fatal("docs/install.md has no go build line")
+	}
+	for _, b := range builds {
+		if strings.Contains(b, "buildvcs") || strings.Contains(b, "-trimpath") && !strings.Contains(b, "Commit=") ||
+			!strings.Contains(b, "./cmd/webhook ./cmd/worker ./cmd/queenctl") {
+			t.Errorf("docs/install.md: %q: want go build of ./cmd/... with the VCS stamp left on", b)
+		}
+	}
+	for _, f := range []string{"../Makefile", "../Dockerfile", "../.ci/run"} {
+		if strings.Contains(readFile(t, f), "buildvcs=false") {
+			t.Errorf("%s turns off the VCS stamp --version reads", f)
+		}
+	}
+	for _, want := range []string{
+		"docker build --build-arg COMMIT=$(git rev-parse HEAD) -t queen-app:dev .",
+		"helm install queen-app charts/queen-app ",
+		"docker compose -f deploy/compose.yaml build",
+		"oci://ghcr.io/queen-app/charts/queen-app --version " + version.Version,
+		"ghcr.io/queen-app/queen-app:" + version.Version,
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("docs/install.md does not say %q", want)
+		}
+	}
+	// The install's values run the image built above.
+	vals, err := chartutil.ReadValues([]byte(readmeBlock(t, "# queen-app-values.yaml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if repo, tag := lookup(map[string]any(vals), "image.repository"), lookup(map[string]any(vals), "image.tag"); repo == nil || tag != "dev" {
+		t.Errorf("docs/install.md's values run image %v:%v; want the image built from the Dockerfile", repo, tag)
 	}
 }
