@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -144,6 +145,24 @@ type retryAfter struct {
 func (e retryAfter) Error() string { return e.refusal.Error() }
 func (e retryAfter) Unwrap() error { return e.refusal }
 
+// parseRetryAfter reads Retry-After as RFC 9110 has it: whole seconds or an
+// HTTP-date (the wait until then); false when absent, malformed or no wait.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.ParseUint(v, 10, 31); err == nil {
+		return time.Duration(n) * time.Second, n > 0
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	d := at.Sub(now)
+	return d, d > 0
+}
+
 // callbackError carries fn's error out of watchOnce.
 type callbackError struct{ err error }
 
@@ -189,8 +208,8 @@ func (c *Client) watchOnce(ctx context.Context, hc *http.Client, q url.Values, l
 		} else {
 			e.Message = strings.TrimSpace(string(data[:min(len(data), 200)]))
 		}
-		if s, err := time.ParseDuration(resp.Header.Get("Retry-After") + "s"); err == nil && s > 0 {
-			return retryAfter{e, min(s, time.Minute)}
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			return retryAfter{e, min(d, time.Minute)}
 		}
 		return e
 	}
