@@ -370,14 +370,19 @@ func TestExportSupersedeAndDryRun(t *testing.T) {
 		t.Fatalf("PRs %v: none may be opened for #22 or #23", prs)
 	}
 
-	// A dry run decides and records; a real push afterwards publishes.
+	// A dry run decides and records only its own audit entry, never the
+	// row; a real push afterwards publishes.
+	before, _ := x.status()
 	code, out, _ = x.ctl("export", "push", "--dry-run", repo+"#24")
 	if code != 0 || !strings.HasPrefix(out, fmt.Sprintf("%s#24: export dry run enqueued at %s (task export:push:%s:24:%s:dry-run)", repo, exShort(dry), repo, dry)) {
 		t.Fatalf("queenctl export push --dry-run: exit %d, %q", code, out)
 	}
-	x.waitStates("dry_run", 24)
-	if lines, _ := x.status(); lines[repo+"#24"] != repo+"#24 dry_run - - 1 - -" {
-		t.Errorf("status of the dry run: %q", lines[repo+"#24"])
+	eventually(t, exLimit, "the dry run's audit entry", func() bool {
+		_, out, _ := x.ctl("audit", "--repo", repo, "--issue", "24", "--json")
+		return strings.Contains(out, `"action": "export_dry_run"`) || strings.Contains(out, `"action":"export_dry_run"`)
+	})
+	if lines, _ := x.status(); lines[repo+"#24"] != before[repo+"#24"] {
+		t.Errorf("the dry run changed the row's export status: %q, was %q", lines[repo+"#24"], before[repo+"#24"])
 	}
 	if x.remote.Ref(t, "queen-24") != "" || x.prs()["queen-24"] != 0 || x.remote.Pushes() != pushes0 {
 		t.Fatal("a dry run pushed or opened a PR")
