@@ -7,6 +7,14 @@ export interface SSEEvent {
   id: string;
 }
 
+/** The most data one event may carry, all its lines: the Go client's maxEventBytes (8 MiB; counted here in characters). */
+export const maxEventSize = 8 << 20;
+
+/** An event, or a line still unended, past the parser's bound: the stream is not to be trusted further. */
+export class SSEEventTooLarge extends Error {
+  override name = "SSEEventTooLarge";
+}
+
 /**
  * SSEParser is the event-stream interpretation of the HTML standard, fed
  * text as it arrives: lines end with CRLF, LF or CR (a CR at the end of one
@@ -24,6 +32,11 @@ export class SSEParser {
   private event = "";
   private sawCR = false;
   private started = false;
+  /** Characters of data the event holds so far. */
+  private size = 0;
+
+  /** maxSize bounds an event's data (its lines and the newlines joining them) and an unended line. */
+  constructor(readonly maxSize: number = maxEventSize) {}
 
   /** Takes the next piece of the stream and returns the events it completed. */
   push(chunk: string): SSEEvent[] {
@@ -47,7 +60,12 @@ export class SSEParser {
       text = text.slice(m.index + m[0].length);
     }
     this.buf = text;
+    if (this.size + text.length > this.maxSize) throw this.tooLarge();
     return out;
+  }
+
+  private tooLarge(): SSEEventTooLarge {
+    return new SSEEventTooLarge(`an event of more than ${this.maxSize} characters`);
   }
 
   private line(line: string, out: SSEEvent[]): void {
@@ -57,6 +75,7 @@ export class SSEParser {
       }
       this.data = [];
       this.event = "";
+      this.size = 0;
       return;
     }
     if (line.startsWith(":")) return; // a comment: the server's heartbeat
@@ -69,6 +88,8 @@ export class SSEParser {
         this.event = value;
         break;
       case "data":
+        this.size += value.length + (this.data.length > 0 ? 1 : 0);
+        if (this.size > this.maxSize) throw this.tooLarge();
         this.data.push(value);
         break;
       case "id":

@@ -2,7 +2,7 @@
 // cut everywhere a network may cut them.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type SSEEvent, SSEParser } from "../src/sse.js";
+import { type SSEEvent, SSEEventTooLarge, SSEParser, maxEventSize } from "../src/sse.js";
 
 /** Feeds text in pieces of n characters and returns every event. */
 function feed(text: string, n: number): { events: SSEEvent[]; parser: SSEParser } {
@@ -61,5 +61,18 @@ describe("SSEParser", () => {
   it("keeps an id holding NUL out", () => {
     const { parser } = feed("id: 1-0\n\nid: 2\u00000\n\n", 4);
     assert.equal(parser.lastEventId, "1-0");
+  });
+
+  it("bounds a whole event's data, over all its lines, at the Go client's 8 MiB", () => {
+    assert.equal(maxEventSize, 8 << 20);
+    const p = new SSEParser(10);
+    assert.deepEqual(p.push("data: 12345\ndata: 1234\n\n"), [{ event: "message", id: "", data: "12345\n1234" }], "10 characters pass");
+    assert.throws(() => p.push("data: 12345\ndata: 12345\n\n"), SSEEventTooLarge, "11 in two lines do not");
+  });
+
+  it("bounds a line that has not ended yet", () => {
+    const p = new SSEParser(10);
+    p.push("data: 1234");
+    assert.throws(() => p.push("567890"), SSEEventTooLarge);
   });
 });

@@ -227,6 +227,36 @@ describe("watch", () => {
     }
   });
 
+  it("started on an empty stream, gives the change landing between its tail read and its connect, not a reset", async () => {
+    const empty = await Redis.start();
+    const hookE = await Webhook.start(empty);
+    try {
+      const writer = new QueenClient({ baseUrl: hookE.url, token });
+      let written = false;
+      // The stream's connect waits for a write made after the tail read found nothing.
+      const between: typeof fetch = async (input, init) => {
+        if (String(input).includes("/v1/events") && !written) {
+          written = true;
+          await writer.upsertDispatch("hive/empty", 1, { started: true });
+        }
+        return fetch(input, init);
+      };
+      const qE = new QueenClient({ baseUrl: hookE.url, token, fetch: between });
+      const w = collect(qE, {});
+      await eventually("the change arrives", () => w.events.length >= 1);
+      await w.stop();
+      assert.deepEqual(
+        w.events.map((e) => e.type),
+        ["change"],
+        "the watch started at 0-0 on an empty stream: " + JSON.stringify(w.events),
+      );
+      assert.deepEqual(changes(w.events).map((e) => e.id), await (async () => (await writer.audit({ limit: 10 })).entries.map((e) => e.id))());
+    } finally {
+      await hookE.stop();
+      await empty.stop();
+    }
+  });
+
   it("goes on across a webhook killed and started again: no change lost or repeated", async () => {
     const start = (await qB.audit({ limit: 1 })).entries.at(-1)?.id;
     const w = collect(qA, { repo: "hive/w2" });
