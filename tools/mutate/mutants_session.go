@@ -1,7 +1,8 @@
 package main
 
 const (
-	events      = "internal/api/events.go"
+	hubgo       = "internal/api/hub.go"
+	streamgo    = "internal/api/stream.go"
 	apigo       = "internal/api/api.go"
 	auditread   = "internal/ledger/auditread.go"
 	watchgo     = "internal/apiclient/watch.go"
@@ -18,37 +19,37 @@ const (
 // claims API URL's plain-HTTP exception and two metrics.
 var sessionMutants = []Mutant{
 	// The watch stream.
-	{ID: "EV01", File: events, Tests: "^TestEventsResumeAfterAnyIDExactlyOnce$|^TestEventsResumeWhileWritingHasNoGapOrDuplicate$",
+	{ID: "EV01", File: streamgo, Tests: "^TestEventsResumeAfterAnyIDExactlyOnce$|^TestEventsResumeWhileWritingHasNoGapOrDuplicate$",
 		Old: "if !st.last.Before(c.id) || (st.repo", New: "if (st.repo", Desc: "a change the backlog already sent is sent again from the hub's batch"},
-	{ID: "EV02", File: events, Tests: "^TestStreamReadsTheGapBeforeABatch$",
-		Old: "if st.last.Before(b.from) {", New: "if false {", Desc: "a batch starting past the watcher's place is sent without reading the gap"},
-	{ID: "EV03", File: events, Tests: "^TestEventsResetWhenTheStreamWasTrimmed$",
-		Old: "if (held && after.Before(oldest)) || ", New: "if ", Desc: "a resume id older than the oldest held resumes silently, without a reset"},
-	{ID: "EV04", File: events, Tests: "^TestEventsWatchOneRepository$",
+	{ID: "EV02", File: streamgo, Tests: "^TestStreamReadsTheGapBeforeABatch$",
+		Old: "if st.last.Before(b.from) || b.gap {", New: "if false {", Desc: "a batch starting past the watcher's place is sent without reading the gap"},
+	{ID: "EV03", File: streamgo, Tests: "^TestEventsResetWhenTheStreamWasTrimmed$",
+		Old: "if err == nil && rd.Gap && !st.emptyAtZero {", New: "if false {", Desc: "a resume id the stream no longer holds resumes silently, without a reset"},
+	{ID: "EV04", File: streamgo, Tests: "^TestEventsWatchOneRepository$",
 		Old: "(st.repo != \"\" && !strings.EqualFold(c.repo, st.repo))", New: "false", Desc: "a watcher of one repository gets every repository's changes"},
 	{ID: "EV05", File: apigo, Tests: "^TestEventsWatcherCapApartFromRequestsInFlight$",
-		Old: "if r.URL.Path == EventsPath {", New: "if false {", Desc: "watchers take the places of ordinary requests in flight"},
-	{ID: "EV06", File: events, Tests: "^TestEventsSlowWatcherIsDisconnectedWithoutHoldingUpOthers$",
+		Old: "\t\tif e.stream {\n", New: "\t\tif false {\n", Desc: "watchers take the places of ordinary requests in flight"},
+	{ID: "EV06", File: hubgo, Tests: "^TestEventsSlowWatcherIsDisconnectedWithoutHoldingUpOthers$",
 		Old: "w := &watcher{ch: make(chan *batch, h.buffer)}", New: "w := &watcher{ch: make(chan *batch, 1<<16)}", Desc: "a slow watcher's buffer is unbounded: it is never disconnected"},
-	{ID: "EV07", File: events, Tests: "^TestEventsHeartbeatInSilence$",
+	{ID: "EV07", File: streamgo, Tests: "^TestEventsHeartbeatInSilence$",
 		Old: "st.write([]byte(\": ping\\n\\n\"))", New: "st.write(nil)", Desc: "no ping in a silence"},
-	{ID: "EV08", File: events, Tests: "^TestEventsHeartbeatInSilence$",
-		Old: "beat.Reset(s.heartbeat) // a ping", New: "_ = s.heartbeat // a ping", Desc: "only the first silence gets a ping"},
-	{ID: "EV09", File: events, Tests: "^TestEventsSlowWatcherIsDisconnectedWithoutHoldingUpOthers$",
+	{ID: "EV08", File: streamgo, Tests: "^TestEventsHeartbeatInSilence$",
+		Old: "st.beat.Reset(st.s.heartbeat) // a ping", New: "_ = st.s.heartbeat // a ping", Desc: "a ping does not restart the heartbeat: only the first silence gets one"},
+	{ID: "EV09", File: hubgo, Tests: "^TestEventsSlowWatcherIsDisconnectedWithoutHoldingUpOthers$",
 		Old: "\t\t\tdelete(h.subs, w)\n\t\t\tw.dropped.Store(true)\n\t\t\tclose(w.ch)\n", New: "\t\t\t_ = w\n", Desc: "a watcher whose buffer is full silently misses the batch"},
-	{ID: "EV10", File: events, Tests: "^TestEventsResetWhenTheStreamWasEmptied$",
-		Old: "|| (!held && *after != (ledger.AuditID{}))", New: "|| false", Desc: "a resume id on an emptied stream resumes silently, without a reset"},
-	{ID: "EV11", File: events, Tests: "^TestEventsResumeAfterAnyIDExactlyOnce$",
-		Old: "\t\t\tlast = *after\n", New: "\t\t\t_ = newest\n", Desc: "a resume starts at the newest entry, losing the changes after the resume id"},
-	{ID: "EV12", File: events, Tests: "^TestEventsResumeWhileWritingHasNoGapOrDuplicate$",
+	{ID: "EV10", File: streamgo, Tests: "^TestEventsResetWhenTheStreamWasEmptied$",
+		Old: "st.last, st.emptyAtZero = *after, false", New: "st.last, st.emptyAtZero = *after, true", Desc: "a resume id on an emptied stream resumes silently, without a reset"},
+	{ID: "EV11", File: streamgo, Tests: "^TestEventsResumeAfterAnyIDExactlyOnce$",
+		Old: "\t\tst.last, st.emptyAtZero = *after, false\n", New: "\t\t_ = after\n", Desc: "a resume starts at the newest entry, losing the changes after the resume id"},
+	{ID: "EV12", File: streamgo, Tests: "^TestEventsResumeWhileWritingHasNoGapOrDuplicate$",
 		Old: "err != nil || st.err != nil || !st.sub.dropped.Load() {", New: "true {", Desc: "a watcher the hub dropped while it read its backlog is not subscribed again"},
-	{ID: "EV13", File: events, Tests: "^TestEventsSendAnUnreadableRowWithClaimErrorAndGoOn$",
+	{ID: "EV13", File: hubgo, Tests: "^TestEventsSendAnUnreadableRowWithClaimErrorAndGoOn$",
 		Old: "\t\t\tdefault:\n\t\t\t\ts.log.Error(", New: "\t\t\tdefault:\n\t\t\t\treturn nil, err\n\t\t\t\ts.log.Error(", Desc: "a row that does not decode is retried as an outage: every watcher stalls on it"},
-	{ID: "EV14", File: events, Tests: "^TestEventsResetWhenTheStreamWasTrimmed$",
-		Old: "\t\tif held {\n\t\t\tbuf.WriteString(\"id: \"", New: "\t\tif false {\n\t\t\tbuf.WriteString(\"id: \"", Desc: "a reset carries no id: a reconnect before the next change is reset again"},
-	{ID: "EV15", File: events, Tests: "^TestEventsWatchersInTurnShareOneReader$",
+	{ID: "EV14", File: streamgo, Tests: "^TestEventsResetWhenTheStreamWasTrimmed$",
+		Old: "\tif held {\n\t\trs.Oldest = oldest.String()\n\t\tbuf.WriteString(\"id: \"", New: "\tif false {\n\t\trs.Oldest = oldest.String()\n\t\tbuf.WriteString(\"id: \"", Desc: "a reset carries no id: a reconnect before the next change is reset again"},
+	{ID: "EV15", File: hubgo, Tests: "^TestEventsWatchersInTurnShareOneReader$",
 		Old: "\tdelete(h.subs, w)\n}\n", New: "\tdelete(h.subs, w)\n\tif len(h.subs) == 0 {\n\t\th.running = false\n\t}\n}\n", Desc: "the reader is let go as the last watcher leaves: each next watcher starts one more, each holding a blocked connection"},
-	{ID: "EV16", File: events, Tests: "^TestEventsShutdownEndsAStreamStuckWriting$",
+	{ID: "EV16", File: streamgo, Tests: "^TestEventsShutdownEndsAStreamStuckWriting$",
 		Old: "\tst.closing = true\n\t_ = st.rc.SetWriteDeadline(time.Now())\n", New: "", Desc: "a shutdown waits out a stream's write stuck on a client that reads nothing"},
 
 	// The audit reads.
@@ -63,7 +64,7 @@ var sessionMutants = []Mutant{
 
 	// The watch client.
 	{ID: "WC01", File: watchgo, Tests: "^TestWatchResumesAcrossARestartWithNothingLostOrTwice$",
-		Old: "\t\t\tif ev.ID != \"\" {\n\t\t\t\tlast = ev.ID\n\t\t\t}\n", New: "", Desc: "a reconnect resumes after the first id, not the last change given"},
+		Old: "\t\t\t\tif ev.ID != \"\" {\n\t\t\t\t\tlast = ev.ID\n\t\t\t\t}\n", New: "", Desc: "a reconnect resumes after the first id, not the last change given"},
 	{ID: "WC02", File: watchgo, Tests: "^TestWatchResumesAcrossARestartWithNothingLostOrTwice$",
 		Old: "req.Header.Set(apiwire.LastEventIDHeader, last)", New: "_ = last", Desc: "a reconnect sends no Last-Event-ID"},
 	{ID: "WC03", File: watchgo, Tests: "^TestWatchReturnsPermanentRefusals$",
