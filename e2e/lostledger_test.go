@@ -168,3 +168,35 @@ func TestARedisRestartedEmptyIsNotAnEmptyLedger(t *testing.T) {
 		return code == http.StatusServiceUnavailable && failed["ledger"] == "missing"
 	})
 }
+
+// A ledger written by a newer release (a rollback): both binaries exit at
+// start with one line naming both schema versions, and write nothing.
+func TestANewerLedgerStopsBothBinariesAtStart(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, nil)
+	initLedger(t, s.env)
+	rdb := s.redis.Client()
+	if err := rdb.Set(t.Context(), "queen:schema", 99, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"webhook", "worker"} {
+		env := mergedEnv(s.env, map[string]string{"QUEEN_API_LISTEN": freeAddr(t)})
+		p := startBare(t, name, env)
+		eventually(t, ledgerLimit, name+" exits", func() bool { done, _ := p.exited(); return done })
+		if _, code := p.exited(); code == 0 {
+			t.Errorf("%s exited 0 on a newer ledger", name)
+		}
+		var lines []string
+		for _, l := range strings.Split(p.out.String(), "\n") {
+			if strings.Contains(l, "schema is 99") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) != 1 || !strings.Contains(lines[0], "(3)") {
+			t.Errorf("%s: lines naming the schema %q; want one naming 99 and this release's 3:\n%s", name, lines, p.out.String())
+		}
+	}
+	if keys, _ := rdb.Keys(t.Context(), "queen:{*").Result(); len(keys) != 0 {
+		t.Errorf("the refused binaries wrote %v", keys)
+	}
+}
