@@ -19,7 +19,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/queen-app/queen-app/internal/config"
+	"github.com/queen-app/queen-app/internal/githubapp"
+	"github.com/queen-app/queen-app/internal/ledger"
 	"github.com/queen-app/queen-app/internal/metrics"
+	"github.com/queen-app/queen-app/internal/redisavail"
 	"github.com/queen-app/queen-app/internal/schedule"
 	"github.com/queen-app/queen-app/internal/serve"
 	"github.com/queen-app/queen-app/internal/version"
@@ -711,6 +714,10 @@ func TestAlertsWatchWhatTheCodeExports(t *testing.T) {
 		`state="` + worker.StateRetrying + `"`, // export rows retrying
 		`queen_scheduler_leader{`,
 		`queen_github_rate_limit_remaining{`,
+		`queen_ledger_state{`, `state!="` + ledger.StateOpen + `"`,
+		`queen_redis_eviction_state{`, `state="` + redisavail.EvictionEvicts + `"`,
+		`queen_redis_persistence_state{`, `state="` + redisavail.PersistenceOff + `"`,
+		`queen_github_app_state{`, `state="` + githubapp.AppRefused + `"`,
 	} {
 		if !strings.Contains(all, need) {
 			t.Errorf("no alert reads %s", need)
