@@ -44,10 +44,12 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 // releaseName is what the ledger records as having created or backed it up.
 func releaseName() string { return "queenctl " + version.Get().Version }
 
-// openLedger parses name's arguments (wantArgs positionals) and connects to
-// the ledger's Redis; the ledger is not guarded: these commands work
-// whatever state it is in.
-func openLedger(name string, fs *flag.FlagSet, args []string, wantArgs int, stdout, stderr io.Writer) (*ledger.Ledger, redis.UniversalClient, []string, int) {
+// runLedgerVerb parses name's arguments (wantArgs positionals), connects
+// to the ledger's Redis and runs fn within timeout (0: none) with the
+// positionals; fn returns the exit status. The ledger is not guarded: these
+// commands work whatever state it is in.
+func runLedgerVerb(name string, fs *flag.FlagSet, args []string, wantArgs int, timeout time.Duration, stdout, stderr io.Writer,
+	fn func(ctx context.Context, led *ledger.Ledger, rdb redis.UniversalClient, pos []string) int) int {
 	synopsis := synopsisOf(ledgerVerbs, strings.TrimPrefix(name, "ledger "))
 	pos, err := parseArgs(fs, args)
 	if err == nil && len(pos) != wantArgs {
@@ -58,23 +60,30 @@ func openLedger(name string, fs *flag.FlagSet, args []string, wantArgs int, stdo
 		}
 	}
 	if err != nil {
-		return nil, nil, nil, usageError(err, name, synopsis, fs, stdout, stderr)
+		return usageError(err, name, synopsis, fs, stdout, stderr)
 	}
 	cfg, err := config.Load(config.LedgerTool, os.Getenv)
 	if err != nil {
 		printErr(stderr, name, err)
-		return nil, nil, nil, 2
+		return 2
 	}
 	spec, err := cfg.Redis()
 	if err != nil {
 		printErr(stderr, name, err)
-		return nil, nil, nil, 2
+		return 2
 	}
 	rdb := redisconn.New(spec)
-	return ledger.New(rdb, ledger.Options{AuditMaxLen: cfg.AuditMaxLen}), rdb, pos, -1
+	defer rdb.Close()
+	ctx := context.Background()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	return fn(ctx, ledger.New(rdb, ledger.Options{AuditMaxLen: cfg.AuditMaxLen}), rdb, pos)
 }
 
-// ledgerFail prints err for name, naming the Redis when it did not answer.
+// ledgerFail prints err for name and returns the failure's exit status.
 func ledgerFail(stderr io.Writer, name string, err error) int {
 	printErr(stderr, name, err)
 	return 1
@@ -82,24 +91,20 @@ func ledgerFail(stderr io.Writer, name string, err error) int {
 
 func ledgerInit(args []string, stdout, stderr io.Writer) int {
 	const name = "ledger init"
-	led, rdb, _, code := openLedger(name, flag.NewFlagSet(name, flag.ContinueOnError), args, 0, stdout, stderr)
-	if code >= 0 {
-		return code
-	}
-	defer rdb.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
-	defer cancel()
-	id, created, err := led.Init(ctx, releaseName())
-	if err != nil {
-		return ledgerFail(stderr, name, err)
-	}
-	if created {
-		fmt.Fprintf(stdout, "created ledger %s (schema %d)\n", id.ID, ledger.SchemaVersion)
-	} else {
-		fmt.Fprintf(stdout, "ledger %s exists (created %s by %s): nothing to do\n",
-			id.ID, id.CreatedAt.UTC().Format(time.RFC3339), orUnknown(id.CreatedBy))
-	}
-	return 0
+	return runLedgerVerb(name, flag.NewFlagSet(name, flag.ContinueOnError), args, 0, ledgerTimeout, stdout, stderr,
+		func(ctx context.Context, led *ledger.Ledger, _ redis.UniversalClient, _ []string) int {
+			id, created, err := led.Init(ctx, releaseName())
+			if err != nil {
+				return ledgerFail(stderr, name, err)
+			}
+			if created {
+				fmt.Fprintf(stdout, "created ledger %s (schema %d)\n", id.ID, ledger.SchemaVersion)
+			} else {
+				fmt.Fprintf(stdout, "ledger %s exists (created %s by %s): nothing to do\n",
+					id.ID, id.CreatedAt.UTC().Format(time.RFC3339), orUnknown(id.CreatedBy))
+			}
+			return 0
+		})
 }
 
 func orUnknown(s string) string {
@@ -111,22 +116,18 @@ func orUnknown(s string) string {
 
 func ledgerStatus(args []string, stdout, stderr io.Writer) int {
 	const name = "ledger status"
-	led, rdb, _, code := openLedger(name, flag.NewFlagSet(name, flag.ContinueOnError), args, 0, stdout, stderr)
-	if code >= 0 {
-		return code
-	}
-	defer rdb.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), ledgerTimeout)
-	defer cancel()
-	st, err := led.ReadStatus(ctx)
-	if err != nil {
-		return ledgerFail(stderr, name, err)
-	}
-	writeLedgerStatus(stdout, st, redisconn.ReadSettings(ctx, rdb))
-	if st.Identity == nil {
-		return 1 // a Redis without a ledger: scripts see it
-	}
-	return 0
+	return runLedgerVerb(name, flag.NewFlagSet(name, flag.ContinueOnError), args, 0, ledgerTimeout, stdout, stderr,
+		func(ctx context.Context, led *ledger.Ledger, rdb redis.UniversalClient, _ []string) int {
+			st, err := led.ReadStatus(ctx)
+			if err != nil {
+				return ledgerFail(stderr, name, err)
+			}
+			writeLedgerStatus(stdout, st, redisconn.ReadSettings(ctx, rdb))
+			if st.Identity == nil {
+				return 1 // a Redis without a ledger: scripts see it
+			}
+			return 0
+		})
 }
 
 func writeLedgerStatus(w io.Writer, st ledger.Status, set redisconn.Settings) {
@@ -153,72 +154,68 @@ func writeLedgerStatus(w io.Writer, st ledger.Status, set redisconn.Settings) {
 
 func ledgerBackup(args []string, stdout, stderr io.Writer) int {
 	const name = "ledger backup"
-	led, rdb, pos, code := openLedger(name, flag.NewFlagSet(name, flag.ContinueOnError), args, 1, stdout, stderr)
-	if code >= 0 {
-		return code
+	return runLedgerVerb(name, flag.NewFlagSet(name, flag.ContinueOnError), args, 1, 0, stdout, stderr,
+		func(ctx context.Context, led *ledger.Ledger, _ redis.UniversalClient, pos []string) int {
+			if pos[0] == "-" {
+				rep, err := led.Backup(ctx, stdout, releaseName())
+				if err != nil {
+					return ledgerFail(stderr, name, err)
+				}
+				fmt.Fprintln(stderr, backupLine(rep))
+				return 0
+			}
+			// Written beside the target and renamed: a failed backup never
+			// leaves a file where the last good one was.
+			tmp, err := os.CreateTemp(filepath.Dir(pos[0]), "."+filepath.Base(pos[0])+".*")
+			if err != nil {
+				return ledgerFail(stderr, name, err)
+			}
+			defer os.Remove(tmp.Name())
+			rep, err := led.Backup(ctx, tmp, releaseName())
+			if err == nil {
+				err = tmp.Sync()
+			}
+			if cerr := tmp.Close(); err == nil {
+				err = cerr
+			}
+			if err == nil {
+				err = os.Rename(tmp.Name(), pos[0])
+			}
+			if err != nil {
+				return ledgerFail(stderr, name, err)
+			}
+			fmt.Fprintf(stdout, "%s to %s\n", backupLine(rep), pos[0])
+			return 0
+		})
+}
+
+// ledgerOf names the ledger a backup holds.
+func ledgerOf(h ledger.BackupHeader) string {
+	if h.Ledger == nil {
+		return "none"
 	}
-	defer rdb.Close()
-	ctx := context.Background()
-	if pos[0] == "-" {
-		rep, err := led.Backup(ctx, stdout, releaseName())
-		if err != nil {
-			return ledgerFail(stderr, name, err)
-		}
-		fmt.Fprintln(stderr, backupLine(rep))
-		return 0
-	}
-	// Written beside the target and renamed: a failed backup never leaves a
-	// file where the last good one was.
-	tmp, err := os.CreateTemp(filepath.Dir(pos[0]), "."+filepath.Base(pos[0])+".*")
-	if err != nil {
-		return ledgerFail(stderr, name, err)
-	}
-	defer os.Remove(tmp.Name())
-	rep, err := led.Backup(ctx, tmp, releaseName())
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), pos[0])
-	}
-	if err != nil {
-		return ledgerFail(stderr, name, err)
-	}
-	fmt.Fprintf(stdout, "%s to %s\n", backupLine(rep), pos[0])
-	return 0
+	return h.Ledger.ID
 }
 
 func backupLine(rep ledger.BackupReport) string {
-	id := "none"
-	if rep.Header.Ledger != nil {
-		id = rep.Header.Ledger.ID
-	}
 	return fmt.Sprintf("backed up ledger %s (schema %d): %d rows, %d keys, %d audit entries",
-		id, rep.Header.Schema, rep.Rows, rep.Keys, rep.Entries)
+		ledgerOf(rep.Header), rep.Header.Schema, rep.Rows, rep.Keys, rep.Entries)
 }
 
 func ledgerRestore(args []string, stdout, stderr io.Writer) int {
 	const name = "ledger restore"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	force := fs.Bool("force", false, "delete the ledger this Redis holds first (a restore over a replaced or damaged ledger)")
-	led, rdb, pos, code := openLedger(name, fs, args, 1, stdout, stderr)
-	if code >= 0 {
-		return code
-	}
-	defer rdb.Close()
-	rep, err := led.Restore(context.Background(), pos[0], ledger.RestoreOptions{Force: *force})
-	if err != nil {
-		return ledgerFail(stderr, name, err)
-	}
-	id := "none"
-	if rep.Header.Ledger != nil {
-		id = rep.Header.Ledger.ID
-	}
-	fmt.Fprintf(stdout, "restored ledger %s (schema %d, taken %s): %d rows, %d keys, %d audit entries; "+
-		"the webhook and the worker serve it again within %s\n",
-		id, rep.Header.Schema, rep.Header.TakenAt.UTC().Format(time.RFC3339), rep.Rows, rep.Keys, rep.Entries, ledger.CheckEvery)
-	return 0
+	return runLedgerVerb(name, fs, args, 1, 0, stdout, stderr,
+		func(ctx context.Context, led *ledger.Ledger, _ redis.UniversalClient, pos []string) int {
+			rep, err := led.Restore(ctx, pos[0], ledger.RestoreOptions{Force: *force})
+			if err != nil {
+				return ledgerFail(stderr, name, err)
+			}
+			fmt.Fprintf(stdout, "restored ledger %s (schema %d, taken %s): %d rows, %d keys, %d audit entries; "+
+				"the webhook and the worker serve it again within %s\n",
+				ledgerOf(rep.Header), rep.Header.Schema, rep.Header.TakenAt.UTC().Format(time.RFC3339),
+				rep.Rows, rep.Keys, rep.Entries, ledger.CheckEvery)
+			return 0
+		})
 }
