@@ -424,16 +424,7 @@ func logOpened(log *slog.Logger, rep MigrationReport) {
 // again, migrated first if it must be. A read that fails changes nothing:
 // Redis being away is an outage of its own.
 func (l *Ledger) Watch(ctx context.Context, log *slog.Logger) {
-	t := time.NewTicker(CheckEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		l.check(ctx, log)
-	}
+	retry.Every(ctx, CheckEvery, func() { l.check(ctx, log) })
 }
 
 // check is one round of Watch.

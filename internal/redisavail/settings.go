@@ -11,6 +11,7 @@ import (
 
 	"github.com/queen-app/queen-app/internal/metrics"
 	"github.com/queen-app/queen-app/internal/redisconn"
+	"github.com/queen-app/queen-app/internal/retry"
 )
 
 // SettingsEvery is how often a SettingsWatch reads Redis's settings again.
@@ -71,16 +72,7 @@ func (w *SettingsWatch) Register(reg prometheus.Registerer) {
 // Watch reads the settings every interval until ctx ends (Read first for
 // a reading at start).
 func (w *SettingsWatch) Watch(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			w.Read(ctx)
-		}
-	}
+	retry.Every(ctx, interval, func() { w.Read(ctx) })
 }
 
 // Read reads the settings once.

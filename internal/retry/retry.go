@@ -244,6 +244,20 @@ func Until(ctx context.Context, log *slog.Logger, what string, fn func(context.C
 	}
 }
 
+// Every calls fn every d until ctx ends; the first call is d from now.
+func Every(ctx context.Context, d time.Duration, fn func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
+		}
+	}
+}
+
 // Sleep waits d, or less when ctx ends first, then returns ctx's error.
 func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {

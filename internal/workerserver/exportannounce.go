@@ -4,11 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/queen-app/queen-app/internal/export"
+	"github.com/queen-app/queen-app/internal/retry"
 )
 
 // announceExport tells the API, through Redis, that this worker runs the
@@ -23,16 +23,5 @@ func announceExport(ctx context.Context, bg *sync.WaitGroup, rdb redis.Universal
 		}
 	}
 	announce()
-	bg.Go(func() {
-		t := time.NewTicker(export.WorkerRefresh)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				announce()
-			}
-		}
-	})
+	bg.Go(func() { retry.Every(ctx, export.WorkerRefresh, announce) })
 }
