@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -173,14 +172,7 @@ func TestDoctorNamesTheWebhookSecretOn401(t *testing.T) {
 // go-redis pool lines on stderr while Redis is down, and a refused
 // password names QUEEN_REDIS_PASSWORD, as the webhook's log does.
 func TestDoctorProcessRedisDownAndRefused(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-	}
-	bin := filepath.Join(t.TempDir(), "queenctl")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildQueenctl(t)
 	doctorEnv(t)
 	locked := redistest.StartWith(t, redistest.Options{Password: "the-right-password-0123"})
 	down := redistest.Start(t)

@@ -237,8 +237,10 @@ func TestParseArgs(t *testing.T) {
 	}
 }
 
-// The built binary, run as a process on the shipped snapshot.
-func TestBinary(t *testing.T) {
+// buildQueenctl builds this package's binary into a test directory and
+// returns its path, for the tests that run it as a process.
+func buildQueenctl(t *testing.T) string {
+	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
@@ -247,6 +249,12 @@ func TestBinary(t *testing.T) {
 	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// The built binary, run as a process on the shipped snapshot.
+func TestBinary(t *testing.T) {
+	bin := buildQueenctl(t)
 
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, "replay", snapshot, "--json")
