@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/queen-app/queen-app/internal/testkit"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -618,21 +619,8 @@ func readmeCommands(t *testing.T, prog string) []string {
 	return out
 }
 
-// readme is the operator's documents as one text: the README, then
-// docs/install.md and docs/operate.md, where its steps moved.
-func readme(t *testing.T) string {
-	t.Helper()
-	var all strings.Builder
-	for _, f := range []string{"../README.md", "../docs/install.md", "../docs/operate.md"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all.Write(b)
-		all.WriteString("\n")
-	}
-	return all.String()
-}
+// readme is the operator's documents as one text (testkit.OperatorDocs).
+func readme(t *testing.T) string { return testkit.OperatorDocs(t, "..") }
 
 func readFile(t *testing.T, name string) string {
 	t.Helper()

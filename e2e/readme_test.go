@@ -9,23 +9,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/queen-app/queen-app/internal/testkit"
 )
 
-// readme is the operator's documents as one text: the README, then
-// docs/install.md and docs/operate.md, where its steps moved.
-func readme(t *testing.T) string {
-	t.Helper()
-	var all strings.Builder
-	for _, f := range []string{"../README.md", "../docs/install.md", "../docs/operate.md"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all.Write(b)
-		all.WriteString("\n")
-	}
-	return all.String()
-}
+// readme is the operator's documents as one text (testkit.OperatorDocs).
+func readme(t *testing.T) string { return testkit.OperatorDocs(t, "..") }
 
 // demoExcerpt is the README's excerpt of `queenctl demo`: the code block
 // after "An excerpt:".

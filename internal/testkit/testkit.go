@@ -1,8 +1,11 @@
 // Package testkit holds the small concurrency-safe helpers several test
-// packages need: a settable clock, a log buffer and free ports.
+// packages need: a settable clock, a log buffer, free ports and the
+// operator's documents as one text.
 package testkit
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -70,4 +73,22 @@ func Eventually(tb testing.TB, limit time.Duration, what string, cond func() boo
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// OperatorDocs is the operator's documents as one text, from the
+// repository's root dir: the README, then docs/install.md and
+// docs/operate.md, where its steps moved. Tests of the documented steps
+// read it, so they follow a step wherever it lives.
+func OperatorDocs(tb testing.TB, root string) string {
+	tb.Helper()
+	var all strings.Builder
+	for _, f := range []string{"README.md", "docs/install.md", "docs/operate.md"} {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		all.Write(b)
+		all.WriteString("\n")
+	}
+	return all.String()
 }
