@@ -102,6 +102,14 @@ func (l *Ledger) identityKey() string { return l.opts.Prefix + ":ledger" }
 // identity is a damaged ledger, never one to adopt.
 func (l *Ledger) markerKey(repo string) string { return l.repoKey(repo, "ledger") }
 
+// replacedBy closes the gate on a write that found the marker of another
+// ledger, found, in a repository's slot, and returns why.
+func (l *Ledger) replacedBy(found string) error {
+	e := errReplaced(l.known(), found)
+	l.setGate(e)
+	return e
+}
+
 // gate is a guarded ledger's state: nil err is open.
 type gate struct {
 	err *UnavailableError

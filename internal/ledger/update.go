@@ -324,9 +324,7 @@ func (l *Ledger) update(ctx context.Context, op, repo string, issue int64, o upd
 		case 1:
 		case 3:
 			found, _ := res[2].(string)
-			e := errReplaced(l.known(), found)
-			l.setGate(e)
-			return Result{}, opErr(op, repo, issue, e)
+			return Result{}, opErr(op, repo, issue, l.replacedBy(found))
 		case 2:
 			stored, err := asStored()
 			if err != nil {
@@ -663,9 +661,7 @@ func (l *Ledger) Note(ctx context.Context, seen *Record, ch Change) (*Entry, err
 	case 1:
 	case 3:
 		found, _ := res[1].(string)
-		e := errReplaced(l.known(), found)
-		l.setGate(e)
-		return nil, opErr("note", repo, issue, e)
+		return nil, opErr("note", repo, issue, l.replacedBy(found))
 	default:
 		return nil, opErr("note", repo, issue, fmt.Errorf("%w: decided on version %d, row moved on", ErrConflict, seen.Version))
 	}
